@@ -1,0 +1,47 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Faultline",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "GraphStore", targets: ["GraphStore"]),
+        .executable(name: "faultline", targets: ["faultline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+    ],
+    targets: [
+        // MARK: libraries
+        .target(
+            name: "GraphStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Collections", package: "swift-collections"),
+            ]
+        ),
+
+        // MARK: executable
+        .executableTarget(
+            name: "faultline",
+            dependencies: [
+                "GraphStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: tests
+        .testTarget(
+            name: "GraphStoreTests",
+            dependencies: ["GraphStore"],
+            resources: [.copy("Models")]
+        ),
+        .testTarget(
+            name: "FaultlineTests",
+            dependencies: ["faultline", "GraphStore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,244 @@
+import Foundation
+
+/// Turns declarations into numbered entities, checking everything a store relies on.
+///
+/// All problems are collected before throwing, so a model file with three mistakes reports three.
+struct ModelResolver {
+    private let declarations: [EntityDescription]
+    private var byName: [String: EntityDescription] = [:]
+    private var problems: [String] = []
+    private var warnings: [ModelWarning] = []
+
+    init(_ declarations: [EntityDescription]) {
+        self.declarations = declarations
+    }
+
+    mutating func resolve() throws(ModelError) -> (entities: [Entity], warnings: [ModelWarning]) {
+        checkEntityNames()
+        checkInheritance()
+        guard problems.isEmpty else { throw ModelError(problems: problems) }
+
+        let children = Dictionary(grouping: declarations.filter { $0.parent != nil }, by: { $0.parent! })
+            .mapValues { $0.map(\.name).sorted() }
+        var ordered: [String] = []
+        func visit(_ name: String) {
+            ordered.append(name)
+            for child in children[name] ?? [] { visit(child) }
+        }
+        for root in declarations.filter({ $0.parent == nil }).map(\.name).sorted() { visit(root) }
+
+        var entities: [Entity] = []
+        for (offset, name) in ordered.enumerated() {
+            let chain = ancestry(of: name)
+            let descendants = ordered.filter { $0 != name && ancestry(of: $0).contains(name) }
+            entities.append(Entity(
+                declaration: byName[name]!,
+                number: offset + 1,
+                rootName: chain.last!,
+                subentityNames: children[name] ?? [],
+                descendantNames: descendants,
+                attributes: chain.reversed().flatMap { byName[$0]!.attributes },
+                relationships: chain.reversed().flatMap { byName[$0]!.relationships }
+            ))
+        }
+        let lookup = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
+        for entity in entities {
+            checkProperties(of: entity, in: lookup)
+        }
+        guard problems.isEmpty else { throw ModelError(problems: problems) }
+        return (entities, warnings)
+    }
+
+    /// The entity's name, then its parent's, up to the root.
+    private func ancestry(of name: String) -> [String] {
+        var chain = [name]
+        while let parent = byName[chain.last!]?.parent { chain.append(parent) }
+        return chain
+    }
+
+    private mutating func checkEntityNames() {
+        if declarations.isEmpty { problems.append("the model has no entities") }
+        for declaration in declarations {
+            if !Self.isValidName(declaration.name) {
+                problems.append("entity '\(declaration.name)': the name must start with a letter and hold only letters, digits and '_'")
+            }
+            if byName[declaration.name] != nil {
+                problems.append("entity '\(declaration.name)' is declared more than once")
+            } else {
+                byName[declaration.name] = declaration
+            }
+        }
+    }
+
+    private mutating func checkInheritance() {
+        for declaration in declarations {
+            guard let parent = declaration.parent else { continue }
+            if byName[parent] == nil {
+                problems.append("entity '\(declaration.name)': unknown parent entity '\(parent)'")
+                continue
+            }
+            var seen: [String] = [declaration.name]
+            var current = parent
+            while true {
+                if seen.contains(current) {
+                    let cycle = (seen + [current]).joined(separator: " → ")
+                    problems.append("entity '\(declaration.name)': inheritance cycle \(cycle)")
+                    break
+                }
+                seen.append(current)
+                guard let next = byName[current]?.parent, byName[next] != nil else { break }
+                current = next
+            }
+        }
+    }
+
+    private mutating func checkProperties(of entity: Entity, in lookup: [String: Entity]) {
+        let label = "entity '\(entity.name)'"
+        var names: Set<String> = []
+        for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
+            if !Self.isValidName(name) {
+                problems.append("\(label): property '\(name)': the name must start with a letter and hold only letters, digits and '_'")
+            }
+            if !names.insert(name).inserted {
+                problems.append("\(label): property '\(name)' is declared more than once (own or inherited)")
+            }
+        }
+        if entity.isAbstract && !entity.hasSubentities {
+            warnings.append(ModelWarning(entity: entity.name, message: "abstract entity has no sub-entities, so no object of it can exist"))
+        }
+        // Inherited properties are checked where they are declared.
+        for attribute in entity.declaration.attributes {
+            checkAttribute(attribute, of: entity, in: lookup)
+        }
+        for relationship in entity.declaration.relationships {
+            checkRelationship(relationship, of: entity, in: lookup)
+        }
+        for index in entity.declaration.fetchIndexes {
+            if index.elements.isEmpty {
+                problems.append("\(label): fetch index '\(index.name)' has no elements")
+            }
+            for element in index.elements where !names.contains(element.property) {
+                problems.append("\(label): fetch index '\(index.name)' names unknown property '\(element.property)'")
+            }
+        }
+        for constraint in entity.declaration.uniquenessConstraints {
+            if constraint.isEmpty { problems.append("\(label): an empty uniqueness constraint") }
+            for property in constraint where !names.contains(property) {
+                problems.append("\(label): uniqueness constraint names unknown property '\(property)'")
+            }
+            for property in constraint where entity.relationship(named: property)?.isToMany == true {
+                problems.append("\(label): uniqueness constraint names to-many relationship '\(property)'")
+            }
+        }
+    }
+
+    private mutating func checkAttribute(_ attribute: AttributeDescription, of entity: Entity, in lookup: [String: Entity]) {
+        let label = "entity '\(entity.name)': attribute '\(attribute.name)'"
+        if let text = attribute.defaultValue, AttributeValueText.parse(text, as: attribute.type) == nil {
+            problems.append("\(label): default value '\(text)' is not a valid \(attribute.type.rawValue)")
+        }
+        for (key, text) in [("minimum", attribute.minValue), ("maximum", attribute.maxValue)] {
+            guard let text else { continue }
+            if Double(text) == nil {
+                problems.append("\(label): \(key) '\(text)' is not a number")
+            }
+        }
+        if let minimum = attribute.minValue.flatMap(Double.init), let maximum = attribute.maxValue.flatMap(Double.init), minimum > maximum {
+            problems.append("\(label): minimum \(attribute.minValue!) is greater than maximum \(attribute.maxValue!)")
+        }
+        if let pattern = attribute.regularExpression {
+            if attribute.type != .string {
+                problems.append("\(label): a regular expression applies only to String attributes")
+            } else if (try? NSRegularExpression(pattern: pattern)) == nil {
+                problems.append("\(label): '\(pattern)' is not a valid regular expression")
+            }
+        }
+        guard let expression = attribute.derivation else { return }
+        guard let derivation = Derivation(expression: expression) else {
+            problems.append("\(label): derivation '\(expression)' is not supported (use 'toMany.@count' or 'toOne.attribute')")
+            return
+        }
+        if attribute.isTransient {
+            problems.append("\(label): a derived attribute cannot be transient")
+        }
+        guard let relationship = entity.relationship(named: derivation.relationship) else {
+            problems.append("\(label): derivation '\(expression)' names unknown relationship '\(derivation.relationship)'")
+            return
+        }
+        switch derivation {
+        case .count:
+            if !relationship.isToMany {
+                problems.append("\(label): derivation '\(expression)' counts to-one relationship '\(relationship.name)'")
+            }
+            if attribute.type.integerRange == nil {
+                problems.append("\(label): a count must be an Integer 16, 32 or 64 attribute")
+            }
+        case .copy(_, let name):
+            if relationship.isToMany {
+                problems.append("\(label): derivation '\(expression)' copies through to-many relationship '\(relationship.name)'")
+            } else if let destination = lookup[relationship.destination] {
+                if let source = destination.attribute(named: name) {
+                    if source.type != attribute.type {
+                        problems.append("\(label): derivation '\(expression)' copies a \(source.type.rawValue) into a \(attribute.type.rawValue)")
+                    }
+                    if source.isTransient || source.isDerived {
+                        problems.append("\(label): derivation '\(expression)' copies an attribute that is not stored as set")
+                    }
+                } else {
+                    problems.append("\(label): derivation '\(expression)': entity '\(destination.name)' has no attribute '\(name)'")
+                }
+            }
+        }
+    }
+
+    private mutating func checkRelationship(_ relationship: RelationshipDescription, of entity: Entity, in lookup: [String: Entity]) {
+        let label = "entity '\(entity.name)': relationship '\(relationship.name)'"
+        guard let destination = lookup[relationship.destination] else {
+            problems.append("\(label): unknown destination entity '\(relationship.destination)'")
+            return
+        }
+        if relationship.isToMany && relationship.maxCount > 0 && relationship.minCount > relationship.maxCount {
+            problems.append("\(label): minimum count \(relationship.minCount) is greater than maximum count \(relationship.maxCount)")
+        }
+        if relationship.minCount < 0 || relationship.maxCount < 0 {
+            problems.append("\(label): counts cannot be negative")
+        }
+        guard let inverseName = relationship.inverse else {
+            if relationship.isPersistent {
+                let shape = relationship.isToMany
+                    ? "many-to-nil: Faultline keeps it in a join table, so no link is lost"
+                    : "one-to-nil"
+                warnings.append(ModelWarning(
+                    entity: entity.name, property: relationship.name,
+                    message: "has no inverse (\(shape)); deletes and edits on '\(destination.name)' will not update it"))
+            }
+            return
+        }
+        guard let inverse = destination.relationship(named: inverseName) else {
+            problems.append("\(label): unknown inverse '\(inverseName)' on entity '\(destination.name)'")
+            return
+        }
+        if inverse.inverse != relationship.name {
+            let named = inverse.inverse.map { "'\($0)'" } ?? "none"
+            problems.append("\(label): its inverse '\(destination.name).\(inverseName)' names \(named) as its inverse, not '\(relationship.name)'")
+        } else if inverse.destination != entity.name && !lookup[inverse.destination].map({ $0.includes(entity.name) }).unwrapOrFalse {
+            problems.append("\(label): its inverse '\(destination.name).\(inverseName)' points at '\(inverse.destination)', not '\(entity.name)'")
+        }
+        if inverse.isTransient != relationship.isTransient {
+            problems.append("\(label): it and its inverse '\(destination.name).\(inverseName)' must both be transient or both persistent")
+        }
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCIILetter else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" }
+    }
+}
+
+extension Optional where Wrapped == Bool {
+    fileprivate var unwrapOrFalse: Bool { self ?? false }
+}
+
+extension Unicode.Scalar {
+    fileprivate var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
+}

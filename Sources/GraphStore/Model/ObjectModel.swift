@@ -1,0 +1,92 @@
+/// A validated model: entities with their numbers, inheritance resolved, inverses checked.
+///
+/// ```swift
+/// let model = try ObjectModel {
+///     EntityDescription("Student") {
+///         Attribute("name", .string)
+///         Relationship.toOne("address", "Address", inverse: "student")
+///     }
+///     EntityDescription("Address") {
+///         Attribute("street", .string)
+///         Relationship.toOne("student", "Student", inverse: "address")
+///     }
+/// }
+/// ```
+public struct ObjectModel: Hashable, Sendable {
+    /// Entities in entity-number order (number 1 first).
+    public let entities: [Entity]
+    /// Likely mistakes that do not stop the model from working.
+    public let warnings: [ModelWarning]
+    private let indexByName: [String: Int]
+
+    /// Builds a model from declarations, in any order. Throws a `ModelError` listing every problem found.
+    public init(_ declarations: [EntityDescription]) throws(ModelError) {
+        var resolver = ModelResolver(declarations)
+        let resolved = try resolver.resolve()
+        self.entities = resolved.entities
+        self.warnings = resolved.warnings
+        self.indexByName = Dictionary(uniqueKeysWithValues: resolved.entities.enumerated().map { ($1.name, $0) })
+    }
+
+    /// The declarations this model was built from, in entity-number order.
+    public var declarations: [EntityDescription] { entities.map(\.declaration) }
+
+    public func entity(named name: String) -> Entity? {
+        indexByName[name].map { entities[$0] }
+    }
+
+    /// The entity with the given `Z_ENT` number.
+    public func entity(number: Int) -> Entity? {
+        (1...entities.count).contains(number) ? entities[number - 1] : nil
+    }
+
+    /// The root of an entity's inheritance chain (itself when it has no parent).
+    public func root(of entity: Entity) -> Entity {
+        self.entity(named: entity.rootName)!
+    }
+
+    /// The relationship on the destination that points back, if the relationship has an inverse.
+    public func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
+        guard let name = relationship.inverse, let destination = entity(named: relationship.destination) else { return nil }
+        return destination.relationship(named: name)
+    }
+
+    public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool { lhs.entities == rhs.entities }
+    public func hash(into hasher: inout Hasher) { hasher.combine(entities) }
+}
+
+/// One entity of a validated model, with what it inherits.
+public struct Entity: Hashable, Sendable {
+    /// The entity as declared (own properties only).
+    public let declaration: EntityDescription
+    /// Core Data's `Z_ENT`: roots in alphabetical order, each followed by its sub-entities depth-first.
+    public let number: Int
+    public let rootName: String
+    /// Direct sub-entities, alphabetically.
+    public let subentityNames: [String]
+    /// Every entity below this one, depth-first in entity-number order.
+    public let descendantNames: [String]
+    /// Every attribute, inherited ones first.
+    public let attributes: [AttributeDescription]
+    /// Every relationship, inherited ones first.
+    public let relationships: [RelationshipDescription]
+
+    public var name: String { declaration.name }
+    public var isAbstract: Bool { declaration.isAbstract }
+    public var parentName: String? { declaration.parent }
+    public var isRoot: Bool { declaration.parent == nil }
+    public var hasSubentities: Bool { !subentityNames.isEmpty }
+
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributes.first { $0.name == name }
+    }
+
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
+    }
+
+    /// Whether `other` is this entity or one of its sub-entities (at any depth).
+    public func includes(_ other: String) -> Bool {
+        other == name || descendantNames.contains(other)
+    }
+}

@@ -1,0 +1,111 @@
+import GraphStore
+
+/// The models of the seed documents, declared in code. Each has an Xcode twin under `Models/`.
+enum SeedModels {
+    /// Student/Class/Subject/Address: one-to-one, one-to-nil, many-to-one, many-to-many and many-to-nil.
+    static func students() throws -> ObjectModel {
+        try ObjectModel {
+            EntityDescription("Address") {
+                Attribute("street", .string)
+                Attribute("city", .string)
+                Relationship.toOne("student", "Student", inverse: "address")
+            }
+            EntityDescription("Class") {
+                Attribute("name", .string).required()
+                Relationship.toMany("students", "Student", inverse: "class")
+            }
+            EntityDescription("Student") {
+                Attribute("name", .string).required()
+                Relationship.toOne("address", "Address", inverse: "student", deleteRule: .cascade)
+                Relationship.toOne("mailingAddress", "Address", inverse: nil)
+                Relationship.toOne("class", "Class", inverse: "students")
+                Relationship.toMany("subjects", "Subject", inverse: "students")
+                Relationship.toMany("favoriteSubjects", "Subject", inverse: nil)
+            }
+            EntityDescription("Subject") {
+                Attribute("name", .string).required()
+                Relationship.toMany("students", "Student", inverse: "subjects")
+            }
+        }
+    }
+
+    /// Person/AssociateInfo: an ordered, typed, reflexive many-to-many through a join entity.
+    static func associates() throws -> ObjectModel {
+        try ObjectModel {
+            EntityDescription("AssociateInfo") {
+                Attribute("type", .integer16).required().defaultValue("0")
+                Attribute("rankingForType", .integer16).required().defaultValue("0")
+                Relationship.toOne("source", "Person", inverse: "associates")
+                Relationship.toOne("associate", "Person", inverse: "associatedFrom")
+            }
+            EntityDescription("Person") {
+                Attribute("firstName", .string)
+                Attribute("lastName", .string)
+                Relationship.toMany("associates", "AssociateInfo", inverse: "source", deleteRule: .cascade)
+                Relationship.toMany("associatedFrom", "AssociateInfo", inverse: "associate", deleteRule: .cascade)
+            }
+        }
+    }
+
+    /// Quake/Country: Apple's many-to-many example.
+    static func quakes() throws -> ObjectModel {
+        try ObjectModel {
+            EntityDescription("Country") {
+                Attribute("name", .string).required()
+                Relationship.toMany("quakes", "Quake", inverse: "countries")
+                Unique("name")
+            }
+            EntityDescription("Quake") {
+                Attribute("code", .string).required()
+                Attribute("magnitude", .float).required().minimum("0").maximum("10")
+                Attribute("place", .string).required()
+                Attribute("time", .date).required()
+                Relationship.toMany("countries", "Country", inverse: "quakes")
+                FetchIndex("byTime", "time")
+            }
+        }
+    }
+
+    /// Employee: a reflexive to-one/to-many (`manager` ↔ `reports`) and a self-inverse many-to-many (`peers`).
+    static func employees() throws -> ObjectModel {
+        try ObjectModel {
+            EntityDescription("Employee") {
+                Attribute("name", .string).required()
+                Attribute("salary", .decimal)
+                Attribute("employeeID", .uuid)
+                Attribute("startDate", .date)
+                Relationship.toOne("manager", "Employee", inverse: "reports")
+                Relationship.toMany("reports", "Employee", inverse: "manager", deleteRule: .deny)
+                Relationship.toMany("peers", "Employee", inverse: "peers")
+            }
+        }
+    }
+
+    /// An abstract Contact with User and Group sub-entities sharing one table, plus ordered to-manys and derived values.
+    static func contacts() throws -> ObjectModel {
+        try ObjectModel {
+            EntityDescription("Contact", abstract: true) {
+                Attribute("name", .string).required()
+                Attribute("lastMessageAt", .date).indexed()
+                Relationship.toMany("messages", "Message", inverse: "contact", ordered: true, deleteRule: .cascade)
+            }
+            EntityDescription("Group", parent: "Contact") {
+                Attribute("topic", .string)
+                Relationship.toMany("members", "User", inverse: "groups", ordered: true)
+                Attribute.derived("membersCount", "members.@count")
+            }
+            EntityDescription("User", parent: "Contact") {
+                Attribute("phone", .string).matching("[0-9+ ]+")
+                Attribute("isBlocked", .boolean).required().defaultValue("NO")
+                Relationship.toMany("groups", "Group", inverse: "members")
+            }
+            EntityDescription("Message") {
+                Attribute("text", .string).required()
+                Attribute("sentAt", .date).required()
+                Attribute("preview", .string).transient()
+                Relationship.toOne("contact", "Contact", inverse: "messages")
+                Attribute.derived("contactName", "contact.name", .string)
+            }
+        }
+    }
+}
