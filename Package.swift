@@ -35,8 +35,7 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore"],
-            resources: [.copy("Models")]
+            dependencies: ["GraphStore"]
         ),
         .testTarget(
             name: "FaultlineTests",
