@@ -35,7 +35,8 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore"]
+            dependencies: ["GraphStore"],
+            exclude: ["Models"]
         ),
         .testTarget(
             name: "FaultlineTests",

@@ -1,0 +1,118 @@
+/// SQLite triggers that keep derived attributes right whatever writes the rows: saves, cascades, bulk SQL, other
+/// processes. Counts move by one on each link added or removed and are recounted when the source row is inserted;
+/// copies follow the to-one and the copied attribute.
+struct DerivedAttributeTriggers {
+    let model: ObjectModel
+    let layout: SchemaLayout
+
+    func definitions() -> [TriggerDefinition] {
+        var triggers: [TriggerDefinition] = []
+        for entity in model.entities {
+            for attribute in entity.declaration.attributes {
+                guard let derivation = attribute.parsedDerivation else { continue }
+                switch derivation {
+                case .count(let relationship):
+                    triggers += countTriggers(attribute, relationship: relationship, of: entity)
+                case .copy(let relationship, let copied):
+                    triggers += copyTriggers(attribute, relationship: relationship, copied: copied, of: entity)
+                }
+            }
+        }
+        return triggers
+    }
+
+    private func sourceTable(of entity: Entity) -> EntityTable {
+        layout.tables[layout.tableIndexByEntity[entity.name]!]
+    }
+
+    private func column(_ attribute: String, of entity: Entity) -> String {
+        var current: Entity? = entity
+        while let candidate = current {
+            if let column = layout.attributeColumns[StoreSchema.PropertyKey(entity: candidate.name, property: attribute)] {
+                return column
+            }
+            current = candidate.parentName.flatMap(model.entity(named:))
+        }
+        preconditionFailure("attribute '\(attribute)' of '\(entity.name)' has no column")
+    }
+
+    private func storage(_ relationship: String, of entity: Entity) -> RelationshipStorage {
+        var current: Entity? = entity
+        while let candidate = current {
+            if let storage = layout.relationshipStorage[StoreSchema.PropertyKey(entity: candidate.name, property: relationship)] {
+                return storage
+            }
+            current = candidate.parentName.flatMap(model.entity(named:))
+        }
+        preconditionFailure("relationship '\(relationship)' of '\(entity.name)' has no storage")
+    }
+
+    /// `WHEN` clause limiting a trigger on the source table to rows of the entity (and its sub-entities).
+    private func entityCondition(for entity: Entity, in table: EntityTable, row: String) -> String? {
+        let numbers = [entity.number] + entity.descendantNames.compactMap { model.entity(named: $0)?.number }
+        guard numbers.count < table.entityNumbers.count else { return nil }
+        return numbers.count == 1 ? "\(row).Z_ENT = \(numbers[0])" : "\(row).Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+    }
+
+    private func trigger(_ name: String, _ timing: String, on table: String, when condition: String?, _ body: [String]) -> TriggerDefinition {
+        let whenClause = condition.map { " WHEN \($0)" } ?? ""
+        let statements = body.map { " \($0);" }.joined()
+        return TriggerDefinition(
+            name: name, table: table,
+            createStatement: "CREATE TRIGGER \(name) AFTER \(timing) ON \(table) FOR EACH ROW\(whenClause) BEGIN\(statements) END")
+    }
+
+    private func countTriggers(_ attribute: AttributeDescription, relationship: String, of entity: Entity) -> [TriggerDefinition] {
+        let source = sourceTable(of: entity)
+        let target = column(attribute.name, of: entity)
+        let linkTable: String
+        let linkColumn: String
+        switch storage(relationship, of: entity) {
+        case .inverseForeignKey(let table, let column, _):
+            (linkTable, linkColumn) = (table, column)
+        case .joinTable(let table, let sourceColumn, _, _, _):
+            (linkTable, linkColumn) = (table, sourceColumn)
+        case .foreignKey, .transient:
+            return []
+        }
+        let prefix = "Z_DA_\(linkTable)_\(entity.name)_\(attribute.name)"
+        func adjust(_ sign: String, _ row: String) -> String {
+            "UPDATE \(source.name) SET \(target) = IFNULL(\(target), 0) \(sign) 1 WHERE Z_PK = \(row).\(linkColumn)"
+        }
+        var triggers = [
+            trigger("\(prefix)_PARAMETER_INSERT_INCREMENT", "INSERT", on: linkTable, when: "NEW.\(linkColumn) IS NOT NULL", [adjust("+", "NEW")]),
+            trigger("\(prefix)_PARAMETER_DELETE_DECREMENT", "DELETE", on: linkTable, when: "OLD.\(linkColumn) IS NOT NULL", [adjust("-", "OLD")]),
+            trigger("\(prefix)_PARAMETER_UPDATE", "UPDATE OF \(linkColumn)", on: linkTable, when: "OLD.\(linkColumn) IS NOT NEW.\(linkColumn)",
+                    [adjust("-", "OLD"), adjust("+", "NEW")]),
+        ]
+        triggers.append(trigger(
+            "Z_DA_\(source.name)_\(entity.name)_\(attribute.name)_SOURCE_INSERT", "INSERT", on: source.name,
+            when: entityCondition(for: entity, in: source, row: "NEW"),
+            ["UPDATE \(source.name) SET \(target) = (SELECT COUNT(*) FROM \(linkTable) WHERE \(linkColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK"]))
+        return triggers
+    }
+
+    private func copyTriggers(_ attribute: AttributeDescription, relationship: String, copied: String, of entity: Entity) -> [TriggerDefinition] {
+        guard case .foreignKey(let foreignKey, _, _) = storage(relationship, of: entity),
+              let relationshipDescription = entity.relationship(named: relationship),
+              let destination = model.entity(named: relationshipDescription.destination) else { return [] }
+        let source = sourceTable(of: entity)
+        let target = column(attribute.name, of: entity)
+        let destinationTable = sourceTable(of: destination)
+        let copiedColumn = column(copied, of: destination)
+        let lookup = "(SELECT \(copiedColumn) FROM \(destinationTable.name) WHERE Z_PK = NEW.\(foreignKey))"
+        let limit = entityCondition(for: entity, in: source, row: "NEW")
+        let prefix = "Z_DA_\(source.name)_\(entity.name)_\(attribute.name)"
+        let whenSet = ["NEW.\(foreignKey) IS NOT NULL", limit].compactMap { $0 }.joined(separator: " AND ")
+        let whenChanged = ["OLD.\(foreignKey) IS NOT NEW.\(foreignKey)", limit].compactMap { $0 }.joined(separator: " AND ")
+        return [
+            trigger("\(prefix)_SOURCE_INSERT", "INSERT", on: source.name, when: whenSet,
+                    ["UPDATE \(source.name) SET \(target) = \(lookup) WHERE Z_PK = NEW.Z_PK"]),
+            trigger("\(prefix)_SOURCE_UPDATE", "UPDATE OF \(foreignKey)", on: source.name, when: whenChanged,
+                    ["UPDATE \(source.name) SET \(target) = \(lookup) WHERE Z_PK = NEW.Z_PK"]),
+            trigger("Z_DA_\(destinationTable.name)_\(entity.name)_\(attribute.name)_PARAMETER_UPDATE", "UPDATE OF \(copiedColumn)",
+                    on: destinationTable.name, when: "OLD.\(copiedColumn) IS NOT NEW.\(copiedColumn)",
+                    ["UPDATE \(source.name) SET \(target) = NEW.\(copiedColumn) WHERE \(foreignKey) = NEW.Z_PK"]),
+        ]
+    }
+}

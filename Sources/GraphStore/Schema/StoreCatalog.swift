@@ -1,0 +1,75 @@
+import GRDB
+
+/// The tables, columns and indexes an SQLite file actually has, read from `sqlite_master`.
+public struct StoreCatalog: Equatable, Sendable {
+    /// Table name → column names, in declaration order.
+    public var columns: [String: [String]]
+    /// Index name → table name (SQLite's automatic indexes left out).
+    public var indexes: [String: String]
+    public var triggers: Set<String>
+
+    public init(columns: [String: [String]], indexes: [String: String], triggers: Set<String>) {
+        self.columns = columns
+        self.indexes = indexes
+        self.triggers = triggers
+    }
+
+    /// Reads the catalog of an open database.
+    public static func read(_ db: Database) throws -> StoreCatalog {
+        var columns: [String: [String]] = [:]
+        var indexes: [String: String] = [:]
+        var triggers: Set<String> = []
+        let rows = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        for row in rows {
+            let type: String = row["type"]
+            let name: String = row["name"]
+            switch type {
+            case "table": columns[name] = try db.columns(in: name).map(\.name)
+            case "index": indexes[name] = row["tbl_name"]
+            case "trigger": triggers.insert(name)
+            default: break
+            }
+        }
+        return StoreCatalog(columns: columns, indexes: indexes, triggers: triggers)
+    }
+
+    /// The catalog a new store for `schema` has.
+    public init(schema: StoreSchema) {
+        var columns: [String: [String]] = [:]
+        var indexes: [String: String] = [:]
+        for table in schema.tables {
+            columns[table.name] = table.columns.map(\.name)
+            for index in table.indexes { indexes[index.name] = table.name }
+        }
+        for table in schema.joinTables {
+            columns[table.name] = table.columns.map(\.name)
+            for index in table.indexes { indexes[index.name] = table.name }
+        }
+        columns["Z_PRIMARYKEY"] = ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"]
+        columns["Z_METADATA"] = ["Z_VERSION", "Z_UUID", "Z_PLIST"]
+        columns["Z_MODELCACHE"] = ["Z_CONTENT"]
+        self.init(columns: columns, indexes: indexes, triggers: Set(schema.triggers.map(\.name)))
+    }
+
+    /// What `self` (expected) has that `actual` lacks or differs in, one phrase each; empty when the names agree.
+    /// Columns are compared as sets: Core Data's column order is not fixed.
+    public func differences(from actual: StoreCatalog) -> [String] {
+        var found: [String] = []
+        for table in Set(columns.keys).union(actual.columns.keys).sorted() {
+            switch (columns[table], actual.columns[table]) {
+            case (nil, _?): found.append("unexpected table \(table)")
+            case (_?, nil): found.append("missing table \(table)")
+            case (let expected?, let present?):
+                let missing = Set(expected).subtracting(present).sorted()
+                let extra = Set(present).subtracting(expected).sorted()
+                if !missing.isEmpty { found.append("table \(table) lacks \(missing.joined(separator: ", "))") }
+                if !extra.isEmpty { found.append("table \(table) has unexpected \(extra.joined(separator: ", "))") }
+            default: break
+            }
+        }
+        for index in Set(indexes.keys).union(actual.indexes.keys).sorted() where indexes[index] != actual.indexes[index] {
+            found.append(indexes[index] == nil ? "unexpected index \(index)" : "missing index \(index)")
+        }
+        return found
+    }
+}

@@ -1,0 +1,85 @@
+/// How a model is laid out in an SQLite store, named as Core Data names it.
+///
+/// One table per root entity (`Z` + upper-cased name), `Z_PK`/`Z_ENT`/`Z_OPT` first, a `Z<NAME>` column per stored
+/// attribute and to-one, join tables `Z_<n><RELATIONSHIP>` for many-to-many, `Z_PRIMARYKEY`, `Z_METADATA` and
+/// `Z_MODELCACHE`. See `docs/store-layout.md` for every rule and the one deliberate deviation (many-to-nil).
+public struct StoreSchema: Sendable {
+    public let model: ObjectModel
+    /// Entity tables in root-entity order.
+    public let tables: [EntityTable]
+    public let joinTables: [JoinTable]
+    public let triggers: [TriggerDefinition]
+
+    private let tableIndexByEntity: [String: Int]
+    private let attributeColumns: [PropertyKey: String]
+    private let relationshipStorage: [PropertyKey: RelationshipStorage]
+
+    struct PropertyKey: Hashable, Sendable {
+        let entity: String
+        let property: String
+    }
+
+    public init(model: ObjectModel) {
+        var layout = SchemaLayout(model: model)
+        layout.build()
+        self.model = model
+        self.tables = layout.tables
+        self.joinTables = layout.joinTables
+        self.triggers = DerivedAttributeTriggers(model: model, layout: layout).definitions()
+        self.tableIndexByEntity = layout.tableIndexByEntity
+        self.attributeColumns = layout.attributeColumns
+        self.relationshipStorage = layout.relationshipStorage
+    }
+
+    /// The table holding the rows of `entity` (its root's table).
+    public func table(for entity: String) -> EntityTable? {
+        tableIndexByEntity[entity].map { tables[$0] }
+    }
+
+    /// The column of a stored attribute (own or inherited) of `entity`.
+    public func column(forAttribute attribute: String, of entity: String) -> String? {
+        guard let declaring = declaringEntity(of: attribute, in: entity) else { return nil }
+        return attributeColumns[PropertyKey(entity: declaring, property: attribute)]
+    }
+
+    /// Where the links of a relationship (own or inherited) of `entity` are kept.
+    public func storage(forRelationship relationship: String, of entity: String) -> RelationshipStorage? {
+        guard let declaring = declaringEntity(of: relationship, in: entity) else { return nil }
+        return relationshipStorage[PropertyKey(entity: declaring, property: relationship)]
+    }
+
+    /// Every statement that creates the store, in order: entity tables with their indexes, join tables with
+    /// theirs, derived-attribute triggers, then the bookkeeping tables. No trailing semicolons.
+    public var createStatements: [String] {
+        var statements: [String] = []
+        for table in tables {
+            statements.append(table.createStatement)
+            statements += table.indexes.map(\.createStatement)
+        }
+        for table in joinTables {
+            statements.append(table.createStatement)
+            statements += table.indexes.map(\.createStatement)
+        }
+        statements += triggers.map(\.createStatement)
+        statements += BookkeepingTables.all
+        return statements
+    }
+
+    /// The statements as a script `sqlite3` runs as is.
+    public var ddl: String {
+        createStatements.map { $0 + ";\n" }.joined()
+    }
+
+    /// The entity that declares `property` among `entity` and its ancestors.
+    private func declaringEntity(of property: String, in entity: String) -> String? {
+        var current = model.entity(named: entity)
+        while let candidate = current {
+            if candidate.declaration.attributes.contains(where: { $0.name == property })
+                || candidate.declaration.relationships.contains(where: { $0.name == property }) {
+                return candidate.name
+            }
+            current = candidate.parentName.flatMap(model.entity(named:))
+        }
+        return nil
+    }
+}

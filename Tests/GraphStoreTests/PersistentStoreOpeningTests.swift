@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import GraphStore
+import Testing
+
+@Suite struct PersistentStoreOpeningTests {
+    @Test func newStoreHasExactlyTheSchemaAndBookkeepingRows() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("contacts.sqlite")
+        let model = try SeedModels.contacts()
+        let uuid = UUID(uuidString: "00000000-0000-0000-0000-0000000000AB")!
+        let store = try PersistentStore.open(path: path, model: model, options: .init(storeUUID: uuid))
+        #expect(store.wasCreated)
+        #expect(store.storeUUID == uuid.uuidString)
+        try store.database.read { db in
+            #expect(try StoreCatalog.read(db) == StoreCatalog(schema: store.schema))
+            let sql = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+            #expect(sql == store.schema.createStatements)
+            let keys = try String.fetchAll(db, sql: "SELECT Z_ENT || ' ' || Z_NAME || ' ' || Z_SUPER || ' ' || Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+            #expect(keys == ["1 Contact 0 0", "2 Group 1 0", "3 User 1 0", "4 Message 0 0"])
+            #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
+            let cached = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE")!
+            #expect(try ModelCache.decode(cached) == model)
+        }
+    }
+
+    @Test func reopensAnExistingStore() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("quakes.sqlite")
+        let first = try PersistentStore.open(path: path, model: try SeedModels.quakes())
+        let uuid = first.storeUUID
+        let again = try PersistentStore.open(path: path, model: try SeedModels.quakes())
+        #expect(!again.wasCreated)
+        #expect(again.storeUUID == uuid)
+        #expect(!again.isReadOnly)
+    }
+
+    @Test(arguments: ["students", "associates", "quakes", "employees", "contacts"])
+    func sqlite3RunsTheDDLAsIs(name: String) throws {
+        let models = ["students": SeedModels.students, "associates": SeedModels.associates, "quakes": SeedModels.quakes,
+                      "employees": SeedModels.employees, "contacts": SeedModels.contacts]
+        let schema = StoreSchema(model: try models[name]!())
+        let folder = TemporaryDirectory()
+        let path = folder.path("\(name).sqlite")
+        let result = try run("/usr/bin/sqlite3", ["-bail", path], input: schema.ddl)
+        #expect(result.status == 0, "\(result.output)")
+        let catalog = try DatabaseQueue(path: path).read(StoreCatalog.read)
+        #expect(catalog == StoreCatalog(schema: schema))
+    }
+
+    @Test func derivedCountTriggersKeepCountsWhateverWritesTheRows() throws {
+        let folder = TemporaryDirectory()
+        let store = try PersistentStore.open(path: folder.path("c.sqlite"), model: try SeedModels.contacts())
+        try store.databaseWriter().write { db in
+            // Group (Z_ENT 2) and three users (Z_ENT 3), linked with plain SQL.
+            try db.execute(sql: "INSERT INTO ZCONTACT (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 2, 1, 'g'), (2, 3, 1, 'a'), (3, 3, 1, 'b'), (4, 3, 1, 'c')")
+            try db.execute(sql: "INSERT INTO Z_2MEMBERS (Z_2GROUPS, Z_3MEMBERS) VALUES (1, 2), (1, 3), (1, 4)")
+            #expect(try Int.fetchOne(db, sql: "SELECT ZMEMBERSCOUNT FROM ZCONTACT WHERE Z_PK = 1") == 3)
+            #expect(try Int.fetchOne(db, sql: "SELECT ZMEMBERSCOUNT FROM ZCONTACT WHERE Z_PK = 2") == nil)
+            try db.execute(sql: "DELETE FROM Z_2MEMBERS WHERE Z_3MEMBERS = 3")
+            #expect(try Int.fetchOne(db, sql: "SELECT ZMEMBERSCOUNT FROM ZCONTACT WHERE Z_PK = 1") == 2)
+            // Copied attribute follows the to-one and the copied value.
+            try db.execute(sql: "INSERT INTO ZMESSAGE (Z_PK, Z_ENT, Z_OPT, ZTEXT, ZCONTACT, Z1_CONTACT) VALUES (1, 4, 1, 'hi', 2, 3)")
+            #expect(try String.fetchOne(db, sql: "SELECT ZCONTACTNAME FROM ZMESSAGE") == "a")
+            try db.execute(sql: "UPDATE ZCONTACT SET ZNAME = 'renamed' WHERE Z_PK = 2")
+            #expect(try String.fetchOne(db, sql: "SELECT ZCONTACTNAME FROM ZMESSAGE") == "renamed")
+            try db.execute(sql: "UPDATE ZMESSAGE SET ZCONTACT = 4 WHERE Z_PK = 1")
+            #expect(try String.fetchOne(db, sql: "SELECT ZCONTACTNAME FROM ZMESSAGE") == "c")
+        }
+    }
+
+    @Test func countTriggersFollowForeignKeysToo() throws {
+        let model = try ObjectModel {
+            EntityDescription("Chat") {
+                Attribute("title", .string)
+                Relationship.toMany("messages", "Message", inverse: "chat", deleteRule: .cascade)
+                Attribute.derived("messagesCount", "messages.@count")
+            }
+            EntityDescription("Message") {
+                Attribute("text", .string)
+                Relationship.toOne("chat", "Chat", inverse: "messages")
+            }
+        }
+        let folder = TemporaryDirectory()
+        let store = try PersistentStore.open(path: folder.path("c.sqlite"), model: model)
+        try store.databaseWriter().write { db in
+            try db.execute(sql: "INSERT INTO ZMESSAGE (Z_PK, Z_ENT, Z_OPT, ZCHAT) VALUES (1, 2, 1, 1), (2, 2, 1, 1)")
+            try db.execute(sql: "INSERT INTO ZCHAT (Z_PK, Z_ENT, Z_OPT) VALUES (1, 1, 1), (2, 1, 1)")
+            #expect(try Int.fetchAll(db, sql: "SELECT ZMESSAGESCOUNT FROM ZCHAT ORDER BY Z_PK") == [2, 0])
+            try db.execute(sql: "UPDATE ZMESSAGE SET ZCHAT = 2 WHERE Z_PK = 1")
+            #expect(try Int.fetchAll(db, sql: "SELECT ZMESSAGESCOUNT FROM ZCHAT ORDER BY Z_PK") == [1, 1])
+            try db.execute(sql: "DELETE FROM ZMESSAGE")
+            #expect(try Int.fetchAll(db, sql: "SELECT ZMESSAGESCOUNT FROM ZCHAT ORDER BY Z_PK") == [0, 0])
+        }
+    }
+
+    // MARK: refusals leave every file as it was
+
+    private func expectRefusal(_ path: String, model: ObjectModel, _ expected: String) throws {
+        let paths = [path, path + "-wal", path + "-shm", path + "-journal"]
+        let before = snapshot(paths)
+        #expect(throws: StoreError.self) { try PersistentStore.open(path: path, model: model) }
+        do {
+            _ = try PersistentStore.open(path: path, model: model)
+        } catch {
+            #expect(error.description == expected)
+        }
+        #expect(snapshot(paths) == before)
+    }
+
+    @Test func refusesAStoreMadeForAnotherModel() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("students.sqlite")
+        do { _ = try PersistentStore.open(path: path, model: try SeedModels.students()) }
+        try checkpointAndClose(path)
+        try expectRefusal(path, model: try SeedModels.quakes(), "\(path): was made for a different model (entity 'Address' is in the store but not in the model; entity 'Class' is in the store but not in the model; entity 'Country' is in the model but not in the store; entity 'Quake' is in the model but not in the store; entity 'Student' is in the store but not in the model; entity 'Subject' is in the store but not in the model)")
+
+        var changed = try SeedModels.students().declarations
+        changed[0].attributes.append(Attribute("zip", .string))
+        try expectRefusal(path, model: try ObjectModel(changed), "\(path): was made for a different model (entity 'Address' differs)")
+    }
+
+    @Test func refusesSQLiteThatIsNotAStore() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("other.sqlite")
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)") }
+        try expectRefusal(path, model: try SeedModels.quakes(), "\(path): is an SQLite database but not a Faultline store (it has no Z_METADATA table)")
+    }
+
+    @Test func refusesFilesThatAreNotWholeDatabases() throws {
+        let folder = TemporaryDirectory()
+        let model = try SeedModels.quakes()
+        let text = folder.path("notes.txt")
+        try Data("hello, this is text\n".utf8).write(to: URL(fileURLWithPath: text))
+        try expectRefusal(text, model: model, "\(text): is not an SQLite database")
+
+        let empty = folder.path("empty.sqlite")
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        try expectRefusal(empty, model: model, "\(empty): is empty (0 bytes), not a store")
+
+        try expectRefusal(folder.url.path, model: model, "\(folder.url.path): is a directory, not a store file")
+
+        let whole = folder.path("whole.sqlite")
+        do { _ = try PersistentStore.open(path: whole, model: model) }
+        try checkpointAndClose(whole)
+        let bytes = FileManager.default.contents(atPath: whole)!
+        let truncated = folder.path("truncated.sqlite")
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
+        try expectRefusal(truncated, model: model, "\(truncated): is truncated (\(bytes.count / 2) of \(bytes.count) bytes): the file is damaged")
+    }
+
+    @Test func refusesToCreateWhenAskedNotTo() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("absent.sqlite")
+        #expect(throws: StoreError.noSuchFile(path: path)) {
+            try PersistentStore.open(path: path, model: try SeedModels.quakes(), options: .init(createIfMissing: false))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func readOnlyStoreRefusesWrites() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("q.sqlite")
+        do { _ = try PersistentStore.open(path: path, model: try SeedModels.quakes()) }
+        let store = try PersistentStore.open(path: path, model: try SeedModels.quakes(), options: .init(readOnly: true))
+        #expect(store.isReadOnly)
+        #expect(throws: StoreError.readOnly(path: path)) { try store.databaseWriter() }
+        #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM Z_PRIMARYKEY") } == 2)
+    }
+
+    /// Folds the WAL back into the main file so a copy of the file alone is a whole database.
+    private func checkpointAndClose(_ path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE") }
+        try queue.close()
+    }
+}
