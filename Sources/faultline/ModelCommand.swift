@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import GraphStore
+
+/// `faultline model PATH`: what a model file declares, and the store it makes.
+struct ModelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "model",
+        abstract: "Show the entities, attributes and relationships of a Core Data model file.",
+        discussion: """
+            PATH is a .xcdatamodeld folder (its current version is read), a .xcdatamodel folder, or its 'contents' file.
+            With --ddl, prints every CREATE statement a store for the model gets, as a script sqlite3 runs as is.
+            """
+    )
+
+    @Argument(help: "The model: a .xcdatamodeld or .xcdatamodel folder, or a 'contents' XML file.")
+    var path: String
+
+    @Flag(help: "Print the CREATE TABLE/INDEX/TRIGGER statements of a store for this model.")
+    var ddl = false
+
+    @Flag(help: "Print the model as JSON.")
+    var json = false
+
+    func validate() throws {
+        if ddl && json { throw ValidationError("--ddl and --json cannot be combined") }
+    }
+
+    func run() throws {
+        let model: ObjectModel
+        do {
+            model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CommandFailure(error)
+        }
+        let schema = StoreSchema(model: model)
+        if ddl {
+            print(schema.ddl, terminator: "")
+        } else if json {
+            print(ModelReport(file: path, schema: schema).json())
+        } else {
+            print(ModelReport(file: path, schema: schema).text(), terminator: "")
+        }
+    }
+}

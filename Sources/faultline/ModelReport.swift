@@ -1,0 +1,164 @@
+import Foundation
+import GraphStore
+
+/// The `model` command's output: a readable summary or JSON, built from one description of the model.
+struct ModelReport: Encodable {
+    struct AttributeInfo: Encodable {
+        let name: String
+        let type: String
+        let optional: Bool
+        let transient: Bool
+        let defaultValue: String?
+        let minimum: String?
+        let maximum: String?
+        let regularExpression: String?
+        let derivation: String?
+        let column: String?
+    }
+
+    struct RelationshipInfo: Encodable {
+        let name: String
+        let destination: String
+        let inverse: String?
+        let cardinality: String
+        let ordered: Bool
+        let optional: Bool
+        let transient: Bool
+        let deleteRule: String
+        let minCount: Int
+        let maxCount: Int
+        let storage: String
+    }
+
+    struct EntityInfo: Encodable {
+        let name: String
+        let number: Int
+        let table: String
+        let abstract: Bool
+        let parent: String?
+        let subentities: [String]
+        let attributes: [AttributeInfo]
+        let relationships: [RelationshipInfo]
+        let fetchIndexes: [String]
+        let uniquenessConstraints: [[String]]
+    }
+
+    let file: String
+    let entities: [EntityInfo]
+    let warnings: [String]
+
+    init(file: String, schema: StoreSchema) {
+        self.file = file
+        let model = schema.model
+        self.warnings = model.warnings.map(\.description)
+        self.entities = model.entities.map { entity in
+            EntityInfo(
+                name: entity.name,
+                number: entity.number,
+                table: schema.table(for: entity.name)?.name ?? "",
+                abstract: entity.isAbstract,
+                parent: entity.parentName,
+                subentities: entity.subentityNames,
+                attributes: entity.declaration.attributes.map { attribute in
+                    AttributeInfo(
+                        name: attribute.name, type: attribute.type.rawValue, optional: attribute.isOptional,
+                        transient: attribute.isTransient, defaultValue: attribute.defaultValue,
+                        minimum: attribute.minValue, maximum: attribute.maxValue,
+                        regularExpression: attribute.regularExpression, derivation: attribute.derivation,
+                        column: schema.column(forAttribute: attribute.name, of: entity.name))
+                },
+                relationships: entity.declaration.relationships.map { relationship in
+                    let inverse = model.inverse(of: relationship)
+                    return RelationshipInfo(
+                        name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
+                        cardinality: Self.cardinality(relationship, inverse: inverse),
+                        ordered: relationship.isOrdered, optional: relationship.isOptional,
+                        transient: relationship.isTransient, deleteRule: relationship.deleteRule.rawValue,
+                        minCount: relationship.minCount, maxCount: relationship.maxCount,
+                        storage: Self.describe(schema.storage(forRelationship: relationship.name, of: entity.name), in: schema, entity: entity))
+                },
+                fetchIndexes: entity.declaration.fetchIndexes.map(\.name),
+                uniquenessConstraints: entity.declaration.uniquenessConstraints)
+        }
+    }
+
+    /// `one-to-one`, `many-to-one`, `one-to-many`, `many-to-many`, `one-to-nil`, `many-to-nil`, from this side.
+    static func cardinality(_ relationship: RelationshipDescription, inverse: RelationshipDescription?) -> String {
+        let far = relationship.isToMany ? "many" : "one"
+        guard let inverse else { return "\(relationship.isToMany ? "many" : "one")-to-nil" }
+        let near = inverse.isToMany ? "many" : "one"
+        return "\(near)-to-\(far)"
+    }
+
+    static func describe(_ storage: RelationshipStorage?, in schema: StoreSchema, entity: Entity) -> String {
+        let table = schema.table(for: entity.name)?.name ?? ""
+        switch storage {
+        case .foreignKey(let column, let entityColumn, let orderColumn)?:
+            return ([table + "." + column] + [entityColumn, orderColumn].compactMap { $0.map { table + "." + $0 } }).joined(separator: ", ")
+        case .inverseForeignKey(let destinationTable, let column, let orderColumn)?:
+            return "\(destinationTable).\(column)" + (orderColumn.map { ", order \(destinationTable).\($0)" } ?? "")
+        case .joinTable(let joinTable, let sourceColumn, let destinationColumn, let orderColumn, _)?:
+            return "\(joinTable) (\(sourceColumn) → \(destinationColumn)" + (orderColumn.map { ", order \($0)" } ?? "") + ")"
+        case .transient?, nil:
+            return "none (transient)"
+        }
+    }
+
+    func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Strings, numbers and booleans only: encoding cannot fail.
+        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+    }
+
+    func text() -> String {
+        var lines: [String] = []
+        let warningText = warnings.count == 1 ? "1 warning" : "\(warnings.count) warnings"
+        lines.append("\(file): \(entities.count) \(entities.count == 1 ? "entity" : "entities"), \(warningText)")
+        for entity in entities {
+            lines.append("")
+            var heading = "\(entity.name)  (Z_ENT \(entity.number), table \(entity.table)"
+            if entity.abstract { heading += ", abstract" }
+            if let parent = entity.parent { heading += ", parent \(parent)" }
+            if !entity.subentities.isEmpty { heading += ", sub-entities \(entity.subentities.joined(separator: ", "))" }
+            lines.append(heading + ")")
+            lines += table(entity.attributes.map { attribute in
+                var notes: [String] = [attribute.optional ? "optional" : "required"]
+                if attribute.transient { notes.append("transient") }
+                if let value = attribute.defaultValue { notes.append("default \(value)") }
+                if let value = attribute.minimum { notes.append("min \(value)") }
+                if let value = attribute.maximum { notes.append("max \(value)") }
+                if let value = attribute.regularExpression { notes.append("matches /\(value)/") }
+                if let value = attribute.derivation { notes.append("derived = \(value)") }
+                return ["attribute", attribute.name, attribute.type, notes.joined(separator: ", "), attribute.column ?? "-"]
+            } + entity.relationships.map { relationship in
+                var notes = [relationship.cardinality, relationship.deleteRule, relationship.optional ? "optional" : "required"]
+                if relationship.ordered { notes.append("ordered") }
+                if relationship.transient { notes.append("transient") }
+                if relationship.minCount > 0 { notes.append("min \(relationship.minCount)") }
+                if relationship.maxCount > 0 { notes.append("max \(relationship.maxCount)") }
+                notes.append("inverse \(relationship.inverse ?? "none")")
+                return ["relationship", relationship.name, "→ " + relationship.destination, notes.joined(separator: ", "), relationship.storage]
+            })
+            for index in entity.fetchIndexes { lines.append("  fetch index \(index)") }
+            for constraint in entity.uniquenessConstraints { lines.append("  unique (\(constraint.joined(separator: ", ")))") }
+        }
+        if !warnings.isEmpty {
+            lines.append("")
+            lines.append("warnings:")
+            lines += warnings.map { "  \($0)" }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Rows padded into columns, indented under their entity.
+    private func table(_ rows: [[String]]) -> [String] {
+        guard let columnCount = rows.first?.count else { return [] }
+        let widths = (0..<columnCount).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            "  " + row.enumerated().map { column, cell in
+                column == columnCount - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Runs the `faultline` binary built beside the test bundle.
+enum FaultlineBinary {
+    static var url: URL {
+        // The test bundle and the package's executables are built into the same folder.
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if folder.lastPathComponent == "MacOS" {
+            folder = folder.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        }
+        return folder.appendingPathComponent("faultline")
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes before waiting so a large output cannot block the child.
+        let errData = Data.readAsync(err.fileHandleForReading)
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData.wait(), as: UTF8.self))
+    }
+}
+
+extension Data {
+    /// Reads a handle to its end on another thread.
+    final class Pending: @unchecked Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        private var data = Data()
+        init(_ handle: FileHandle) {
+            Thread.detachNewThread { [self] in
+                data = handle.readDataToEndOfFile()
+                semaphore.signal()
+            }
+        }
+        func wait() -> Data {
+            semaphore.wait()
+            return data
+        }
+    }
+
+    static func readAsync(_ handle: FileHandle) -> Pending { Pending(handle) }
+}
+
+/// A fresh folder under the system's temporary directory, removed when released.
+final class TemporaryFolder {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-cli-\(UUID().uuidString)")
+    init() { try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The package's folder, found from this file's path.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let testModels = packageRoot.appendingPathComponent("Tests/GraphStoreTests/Models")
