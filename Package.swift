@@ -35,7 +35,7 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore"],
+            dependencies: ["GraphStore", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Models"]
         ),
         .testTarget(

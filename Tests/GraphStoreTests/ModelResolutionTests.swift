@@ -80,3 +80,15 @@ import Testing
         }
     }
 }
+
+@Suite struct ModelEqualityTests {
+    @Test func propertyOrderDoesNotMatter() throws {
+        let declared = try SeedModels.employees()
+        var shuffled = declared.declarations
+        shuffled[0].attributes.reverse()
+        shuffled[0].relationships.reverse()
+        #expect(try ObjectModel(shuffled) == declared)
+        shuffled[0].attributes.removeLast()
+        #expect(try ObjectModel(shuffled) != declared)
+    }
+}

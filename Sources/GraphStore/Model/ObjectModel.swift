@@ -51,8 +51,13 @@ public struct ObjectModel: Hashable, Sendable {
         return destination.relationship(named: name)
     }
 
-    public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool { lhs.entities == rhs.entities }
-    public func hash(into hasher: inout Hasher) { hasher.combine(entities) }
+    /// Two models are equal when they declare the same entities and properties; the order properties are declared
+    /// in does not matter (Xcode writes them sorted by name, code declares them in any order).
+    public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool {
+        lhs.entities.map(\.declaration.normalized) == rhs.entities.map(\.declaration.normalized)
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(entities.map(\.declaration.normalized)) }
 }
 
 /// One entity of a validated model, with what it inherits.

@@ -130,3 +130,14 @@ public struct EntityDescription: Hashable, Codable, Sendable {
         self.uniquenessConstraints = uniquenessConstraints
     }
 }
+
+extension EntityDescription {
+    /// The same declaration with attributes, relationships and fetch indexes sorted by name.
+    public var normalized: EntityDescription {
+        var copy = self
+        copy.attributes.sort { $0.name < $1.name }
+        copy.relationships.sort { $0.name < $1.name }
+        copy.fetchIndexes.sort { $0.name < $1.name }
+        return copy
+    }
+}

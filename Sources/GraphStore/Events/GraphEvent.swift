@@ -1,0 +1,146 @@
+/// Identifies the context an event came from (`nil` for work done by the coordinator itself).
+public struct ContextID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int
+    public let name: String
+
+    public init(rawValue: Int, name: String) {
+        self.rawValue = rawValue
+        self.name = name
+    }
+
+    public var description: String { name }
+}
+
+/// Why a statement ran: what the browser's SQL log shows beside it.
+public enum StatementCause: Hashable, Sendable, CustomStringConvertible {
+    case fetch(entity: String)
+    /// An object fault fired by reading `key`.
+    case objectFault(entity: String, key: String)
+    /// A to-many relationship fault (`Chat.members`).
+    case relationshipFault(entity: String, key: String)
+    /// A prefetch of a key path after a fetch.
+    case prefetch(keyPath: String)
+    case save
+    /// Bookkeeping: keys, schema, metadata.
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .fetch(let entity): "fetch \(entity)"
+        case .objectFault(let entity, let key): "fault of \(entity).\(key)"
+        case .relationshipFault(let entity, let key): "relationship fault \(entity).\(key)"
+        case .prefetch(let keyPath): "prefetch of \(keyPath)"
+        case .save: "save"
+        case .other(let text): text
+        }
+    }
+}
+
+/// One SQL statement as it ran.
+public struct StatementEvent: Sendable {
+    /// The SQL text, with `t0`, `t1` aliases as Core Data prints them.
+    public let sql: String
+    /// Bound values, in order.
+    public let arguments: [AttributeValue]
+    /// Rows returned (queries) or changed (writes).
+    public let rows: Int
+    /// Measured with a monotonic clock around preparing-to-finishing the statement.
+    public let duration: Duration
+    public let cause: StatementCause
+
+    public init(sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause) {
+        self.sql = sql
+        self.arguments = arguments
+        self.rows = rows
+        self.duration = duration
+        self.cause = cause
+    }
+}
+
+/// A fetch request executed (its statements are reported separately).
+public struct FetchEvent: Sendable {
+    public let entity: String
+    public let rows: Int
+    public let duration: Duration
+
+    public init(entity: String, rows: Int, duration: Duration) {
+        self.entity = entity
+        self.rows = rows
+        self.duration = duration
+    }
+}
+
+/// An object fault fired: from the row cache (a hit, no SQL) or from SQLite (a miss, one statement).
+public struct ObjectFaultEvent: Sendable {
+    public let entity: String
+    public let objectID: ObjectID
+    /// The key whose access fired the fault.
+    public let key: String
+    public let isCacheHit: Bool
+    public let duration: Duration
+
+    public init(entity: String, objectID: ObjectID, key: String, isCacheHit: Bool, duration: Duration) {
+        self.entity = entity
+        self.objectID = objectID
+        self.key = key
+        self.isCacheHit = isCacheHit
+        self.duration = duration
+    }
+}
+
+/// A to-many relationship fault fired: one query for the destination IDs.
+public struct RelationshipFaultEvent: Sendable {
+    public let entity: String
+    public let objectID: ObjectID
+    public let key: String
+    public let rows: Int
+    public let duration: Duration
+
+    public init(entity: String, objectID: ObjectID, key: String, rows: Int, duration: Duration) {
+        self.entity = entity
+        self.objectID = objectID
+        self.key = key
+        self.rows = rows
+        self.duration = duration
+    }
+}
+
+/// A save committed (or failed, with `succeeded == false`).
+public struct SaveEvent: Sendable {
+    public let inserted: Int
+    public let updated: Int
+    public let deleted: Int
+    public let statements: Int
+    public let duration: Duration
+    public let succeeded: Bool
+
+    public init(inserted: Int, updated: Int, deleted: Int, statements: Int, duration: Duration, succeeded: Bool) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.statements = statements
+        self.duration = duration
+        self.succeeded = succeeded
+    }
+}
+
+/// One moment of the object graph's life, as the activity panel and the SQL debug log see it.
+public enum GraphEvent: Sendable {
+    case statement(StatementEvent)
+    case fetch(FetchEvent)
+    case objectFault(ObjectFaultEvent)
+    case relationshipFault(RelationshipFaultEvent)
+    case save(SaveEvent)
+}
+
+/// An event with where it came from.
+public struct GraphEventRecord: Sendable {
+    public let event: GraphEvent
+    /// The context whose work caused it.
+    public let context: ContextID?
+
+    public init(event: GraphEvent, context: ContextID?) {
+        self.event = event
+        self.context = context
+    }
+}

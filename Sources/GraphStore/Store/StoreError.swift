@@ -1,0 +1,65 @@
+/// Why a store could not be opened or written. One line each, naming the file.
+public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The file does not exist and the caller asked not to create it.
+    case noSuchFile(path: String)
+    case isDirectory(path: String)
+    case emptyFile(path: String)
+    /// The first 16 bytes are not `"SQLite format 3\0"` (or the header is otherwise not SQLite's).
+    case notSQLite(path: String)
+    case truncated(path: String, expectedBytes: Int64, actualBytes: Int64)
+    /// The file exists but this process may not read it; `reason` is the system's text (`strerror`).
+    case unreadable(path: String, reason: String)
+    /// The folder a new store would be created in does not exist.
+    case directoryMissing(path: String)
+    /// An SQLite database, but not a Faultline / Core Data store.
+    case notAStore(path: String, reason: String)
+    case modelMismatch(path: String, differences: [String])
+    /// A write was attempted on a store opened read-only.
+    case readOnly(path: String)
+    /// An error reported by SQLite, `message` as SQLite words it.
+    case sqlite(path: String, message: String)
+
+    public var description: String {
+        let text: String
+        switch self {
+        case .noSuchFile(let path):
+            text = "\(path): no such file"
+        case .isDirectory(let path):
+            text = "\(path): is a directory, not a store file"
+        case .emptyFile(let path):
+            text = "\(path): is empty (0 bytes), not a store"
+        case .notSQLite(let path):
+            text = "\(path): is not an SQLite database"
+        case .truncated(let path, let expected, let actual):
+            text = "\(path): is truncated (\(actual) of \(expected) bytes): the file is damaged"
+        case .unreadable(let path, let reason):
+            text = "\(path): cannot be read (\(reason))"
+        case .directoryMissing(let path):
+            text = "\(path): the folder \(StoreFileCheck.folder(containing: path)) does not exist"
+        case .notAStore(let path, let reason):
+            text = "\(path): is an SQLite database but not a Faultline store (\(reason))"
+        case .modelMismatch(let path, let differences):
+            text = "\(path): was made for a different model (\(differences.joined(separator: "; ")))"
+        case .readOnly(let path):
+            text = "\(path): is open read-only; changes cannot be saved"
+        case .sqlite(let path, let message):
+            text = "\(path): \(message)"
+        }
+        return Self.oneLine(text)
+    }
+
+    /// Line breaks inside a path or a message would split the report; show them escaped instead.
+    private static func oneLine(_ text: String) -> String {
+        guard text.contains(where: \.isNewline) else { return text }
+        var result = ""
+        for character in text {
+            switch character {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\r\n": result += "\\r\\n"
+            default: result.append(character.isNewline ? " " : character)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What is at a store's path, decided before SQLite ever sees it.
+///
+/// `inspect(path:)` only calls `stat`, `access` and reads the first 100 bytes through a read-only
+/// file descriptor: it never writes, never creates a file, and never opens the path with SQLite
+/// (which could create `-wal`, `-shm` or `-journal` files, or roll back a hot journal).
+public struct StoreFileCheck: Sendable, Equatable {
+    public enum State: Sendable, Equatable {
+        /// Nothing at the path, and its folder exists: a new store may be created there.
+        case absent
+        /// A whole SQLite file. `pageCount` is the header's count when SQLite would trust it,
+        /// otherwise the file size divided by the page size.
+        case database(pageSize: Int, pageCount: Int64, isWAL: Bool)
+    }
+
+    public let path: String
+    public let state: State
+    /// True when this process may not write the file, or may not create files (-wal/-shm/journal) in its folder.
+    public let isReadOnly: Bool
+
+    public static func inspect(path: String) throws(StoreError) -> StoreFileCheck {
+        // SQLite treats "" as "a private temporary database": nothing would ever reach the disk.
+        guard !path.isEmpty else { throw .noSuchFile(path: path) }
+
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            guard code == ENOENT || code == ENOTDIR else {
+                throw .unreadable(path: path, reason: systemMessage(code))
+            }
+            let folder = folder(containing: path)
+            var folderInfo = stat()
+            guard stat(folder, &folderInfo) == 0, kind(of: folderInfo) == mode_t(S_IFDIR) else {
+                throw .directoryMissing(path: path)
+            }
+            return StoreFileCheck(path: path, state: .absent, isReadOnly: access(folder, W_OK) != 0)
+        }
+        // Look at the type before opening: opening a FIFO for reading could block.
+        try checkKind(of: info, path: path)
+
+        let header = try readHeader(path: path)
+        let state = try State.database(header: header.bytes, fileSize: header.size, path: path)
+
+        // SQLite creates -wal, -shm and -journal beside the real file when the path is a symbolic link.
+        let folder = folder(containing: resolvedPath(path) ?? path)
+        let isReadOnly = access(path, W_OK) != 0 || access(folder, W_OK) != 0
+        return StoreFileCheck(path: path, state: state, isReadOnly: isReadOnly)
+    }
+
+    /// The folder a path lives in, as written: `"."` for a bare name, `"/"` for a top-level entry.
+    static func folder(containing path: String) -> String {
+        var rest = Substring(path)
+        while rest.count > 1, rest.hasSuffix("/") { rest.removeLast() }
+        guard let slash = rest.lastIndex(of: "/") else { return "." }
+        var folder = rest[..<slash]
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        return folder.isEmpty ? "/" : String(folder)
+    }
+
+    // MARK: - Reading the file
+
+    private static let headerLength = 100
+    private static let magic: [UInt8] = Array("SQLite format 3\0".utf8)
+
+    private static func kind(of info: stat) -> mode_t {
+        info.st_mode & mode_t(S_IFMT)
+    }
+
+    private static func checkKind(of info: stat, path: String) throws(StoreError) {
+        switch kind(of: info) {
+        case mode_t(S_IFREG): return
+        case mode_t(S_IFDIR): throw .isDirectory(path: path)
+        default: throw .notSQLite(path: path)  // FIFO, socket, device
+        }
+    }
+
+    /// The file's first 100 bytes (fewer if it is shorter) and its size, both taken from one open descriptor.
+    private static func readHeader(path: String) throws(StoreError) -> (bytes: [UInt8], size: Int64) {
+        // O_NONBLOCK: should the path have become a FIFO since `stat`, do not wait for a writer.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else { throw .unreadable(path: path, reason: systemMessage(errno)) }
+        defer { close(descriptor) }
+
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .unreadable(path: path, reason: systemMessage(errno)) }
+        try checkKind(of: info, path: path)
+        let size = Int64(info.st_size)
+        if size == 0 { throw .emptyFile(path: path) }
+        if size < Int64(headerLength) { throw .notSQLite(path: path) }
+
+        var bytes = [UInt8](repeating: 0, count: headerLength)
+        var filled = 0
+        while filled < headerLength {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress! + filled, headerLength - filled, off_t(filled))
+            }
+            if count > 0 {
+                filled += count
+            } else if count == 0 {
+                break  // the file shrank since fstat
+            } else if errno != EINTR {
+                throw .unreadable(path: path, reason: systemMessage(errno))
+            }
+        }
+        return (Array(bytes[..<filled]), size)
+    }
+
+    private static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func systemMessage(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}
+
+extension StoreFileCheck.State {
+    /// Reads the database header (https://www.sqlite.org/fileformat.html#the_database_header).
+    fileprivate static func database(header: [UInt8], fileSize: Int64, path: String) throws(StoreError) -> Self {
+        guard header.count == 100, header.starts(with: StoreFileCheck.magic) else { throw .notSQLite(path: path) }
+
+        func uint16(at offset: Int) -> UInt16 {
+            UInt16(header[offset]) << 8 | UInt16(header[offset + 1])
+        }
+        func uint32(at offset: Int) -> UInt32 {
+            (offset..<offset + 4).reduce(0) { $0 << 8 | UInt32(header[$1]) }
+        }
+
+        let rawPageSize = uint16(at: 16)
+        let pageSize = rawPageSize == 1 ? 65536 : Int(rawPageSize)
+        guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else { throw .notSQLite(path: path) }
+        let pageBytes = Int64(pageSize)
+
+        // SQLite trusts the header's page count only when it was written by a version that keeps it
+        // up to date: "version-valid-for" (offset 92) equals the change counter (offset 24).
+        let headerPageCount = uint32(at: 28)
+        let headerCountIsValid = headerPageCount != 0 && uint32(at: 92) == uint32(at: 24)
+        if headerCountIsValid {
+            let expected = Int64(headerPageCount) * pageBytes
+            if fileSize < expected {
+                throw .truncated(path: path, expectedBytes: expected, actualBytes: fileSize)
+            }
+        }
+        if fileSize % pageBytes != 0 {
+            let expected = (fileSize / pageBytes + 1) * pageBytes
+            throw .truncated(path: path, expectedBytes: expected, actualBytes: fileSize)
+        }
+
+        let pageCount = headerCountIsValid ? Int64(headerPageCount) : fileSize / pageBytes
+        let isWAL = header[18] == 2 && header[19] == 2
+        return .database(pageSize: pageSize, pageCount: pageCount, isWAL: isWAL)
+    }
+}
