@@ -47,13 +47,16 @@ public struct StatementEvent: Sendable {
     /// Measured with a monotonic clock around preparing-to-finishing the statement.
     public let duration: Duration
     public let cause: StatementCause
+    /// `EXPLAIN QUERY PLAN` lines, gathered only while someone asked for them (SQL debug level 4).
+    public let queryPlan: [String]?
 
-    public init(sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause) {
+    public init(sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause, queryPlan: [String]? = nil) {
         self.sql = sql
         self.arguments = arguments
         self.rows = rows
         self.duration = duration
         self.cause = cause
+        self.queryPlan = queryPlan
     }
 }
 
