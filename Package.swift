@@ -19,6 +19,7 @@ let package = Package(
             name: "GraphStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Collections", package: "swift-collections"),
             ]
         ),

@@ -1,0 +1,19 @@
+/// Why a context operation failed. One line each, naming the objects concerned.
+public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The row behind an object ID no longer exists (or never did).
+    case objectNotFound(uri: String)
+    /// Rows changed by someone else since this context read them: nothing was written.
+    case optimisticLockingConflict(uris: [String])
+    case unknownEntity(String)
+    /// An error from the store (SQLite, read-only…), with its message.
+    case store(String)
+
+    public var description: String {
+        switch self {
+        case .objectNotFound(let uri): "no object for \(uri): its row does not exist"
+        case .optimisticLockingConflict(let uris): "optimistic locking conflict: changed in the store since read: \(uris.joined(separator: ", "))"
+        case .unknownEntity(let name): "the model has no entity '\(name)'"
+        case .store(let message): message
+        }
+    }
+}

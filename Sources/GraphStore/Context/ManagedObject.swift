@@ -1,0 +1,290 @@
+import Foundation
+
+/// One object of a context: a row of the store, a fault until a persistent value is read.
+///
+/// ```swift
+/// let student = try context.existingObject(with: id)
+/// student.isFault                                  // true: nothing read yet
+/// student.value(forKey: "name") as? String         // fires the fault: row cache, else one SELECT
+/// student.setValue("Ana", forKey: "name")          // recorded; written by the next save
+/// ```
+/// Objects belong to the context that made them and must stay on its thread or actor.
+public final class ManagedObject: Hashable, CustomStringConvertible {
+    public internal(set) var objectID: ObjectID
+    public private(set) weak var context: ObjectContext?
+    public let mapping: EntityMapping
+
+    /// Persisted values; nil while the object is a fault (or has never been saved).
+    var snapshot: RowSnapshot?
+    /// Values set since the last save, by attribute slot.
+    var attributeChanges: [Int: AttributeValue] = [:]
+    /// Destinations set since the last save, by to-one slot.
+    var toOneChanges: [Int: ObjectID?] = [:]
+    /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
+    var toManyStates: [Int: ToManyState] = [:]
+    var transientValues: [String: AttributeValue] = [:]
+    var isInsertedFlag = false
+    var isDeletedFlag = false
+    /// Set when the row behind a fault no longer exists.
+    public internal(set) var faultError: ContextError?
+
+    init(objectID: ObjectID, context: ObjectContext, mapping: EntityMapping) {
+        self.objectID = objectID
+        self.context = context
+        self.mapping = mapping
+    }
+
+    deinit {
+        context?.objectWillDisappear(objectID)
+    }
+
+    public var entity: Entity { mapping.entity }
+    public var entityName: String { mapping.name }
+
+    /// Whether no persistent value has been read yet (an inserted object is never a fault).
+    public var isFault: Bool { snapshot == nil && !isInsertedFlag && faultError == nil }
+    public var isInserted: Bool { isInsertedFlag }
+    public var isDeleted: Bool { isDeletedFlag }
+    public var isUpdated: Bool { !isInsertedFlag && !isDeletedFlag && hasPersistentChanges }
+
+    /// Whether the object has changes its next save would write.
+    public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || hasPersistentChanges }
+
+    var hasPersistentChanges: Bool {
+        !attributeChanges.isEmpty || !toOneChanges.isEmpty || toManyStates.values.contains { $0.hasChanges }
+    }
+
+    /// The Core Data URI of the object: `x-coredata://<store UUID>/<Entity>/p<pk>`.
+    public var uriRepresentation: String { context?.coordinator.uri(for: objectID) ?? objectID.description }
+
+    public var description: String {
+        "<\(entityName) \(uriRepresentation)\(isFault ? " (fault)" : "")>"
+    }
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    // MARK: key-value access
+
+    /// The value of any key: an attribute as its Swift value (`String`, `Int64`, `Double`, `Bool`, `Date`, `Data`,
+    /// `UUID`, `URL`, `Decimal`) or nil; a to-one as `ManagedObject?`; a to-many as `[ManagedObject]` (in order when
+    /// ordered, by object ID otherwise).
+    public func value(forKey key: String) -> Any? {
+        switch slot(key) {
+        case .attribute, .transient:
+            return attributeValue(forKey: key).swiftValue
+        case .toOne:
+            return object(forKey: key)
+        case .toMany:
+            return objects(forKey: key)
+        }
+    }
+
+    /// Sets any key from a Swift value (see `value(forKey:)`); nil clears an attribute or a to-one.
+    public func setValue(_ value: Any?, forKey key: String) {
+        switch slot(key) {
+        case .attribute(let index):
+            setAttributeValue(AttributeValue(swiftValue: value, as: mapping.attributes[index].type), forKey: key)
+        case .transient:
+            let type = entity.attribute(named: key)?.type ?? .string
+            setAttributeValue(AttributeValue(swiftValue: value, as: type), forKey: key)
+        case .toOne:
+            setObject(value as? ManagedObject, forKey: key)
+        case .toMany:
+            setObjects((value as? [ManagedObject]) ?? Array((value as? Set<ManagedObject>) ?? []), forKey: key)
+        }
+    }
+
+    /// An attribute's value; reading a persistent attribute of a fault fires the fault.
+    public func attributeValue(forKey key: String) -> AttributeValue {
+        switch slot(key) {
+        case .attribute(let index):
+            if let changed = attributeChanges[index] { return changed }
+            if isInsertedFlag { return defaultValue(of: index) }
+            fulfill(key: key)
+            return snapshot?.values[index] ?? .null
+        case .transient:
+            return transientValues[key] ?? .null
+        default:
+            preconditionFailure("'\(key)' is a relationship of \(entityName), not an attribute")
+        }
+    }
+
+    public func setAttributeValue(_ value: AttributeValue, forKey key: String) {
+        switch slot(key) {
+        case .attribute(let index):
+            guard let context else { return }
+            context.willChange(self)
+            attributeChanges[index] = value
+        case .transient:
+            transientValues[key] = value
+        default:
+            preconditionFailure("'\(key)' is a relationship of \(entityName), not an attribute")
+        }
+    }
+
+    /// The destination of a to-one, as a fault when not yet registered: no SQL beyond this object's own fault.
+    public func object(forKey key: String) -> ManagedObject? {
+        guard case .toOne(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
+        return destinationID(ofToOne: index).flatMap { context?.object(with: $0) }
+    }
+
+    /// Sets a to-one, updating the inverse on both old and new destinations.
+    public func setObject(_ destination: ManagedObject?, forKey key: String) {
+        guard case .toOne(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
+        context?.setToOne(self, index: index, to: destination, maintainInverse: true)
+    }
+
+    /// The objects of a to-many; the first access fires the relationship fault (one query for IDs only).
+    public func objects(forKey key: String) -> [ManagedObject] {
+        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        guard let context else { return [] }
+        return context.members(of: self, toMany: index).compactMap { context.object(with: $0) }
+    }
+
+    /// How many objects a to-many holds; fires the relationship fault, as Core Data's `count` does.
+    public func count(forKey key: String) -> Int {
+        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        return context?.members(of: self, toMany: index).count ?? 0
+    }
+
+    /// Adds an object to a to-many (at the end when ordered) without firing the relationship fault.
+    public func add(_ object: ManagedObject, toKey key: String) {
+        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        context?.link(self, toMany: index, object, adding: true, maintainInverse: true)
+    }
+
+    /// Removes an object from a to-many without firing the relationship fault.
+    public func remove(_ object: ManagedObject, fromKey key: String) {
+        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        context?.link(self, toMany: index, object, adding: false, maintainInverse: true)
+    }
+
+    /// Replaces a to-many's contents (in this order when ordered).
+    public func setObjects(_ objects: [ManagedObject], forKey key: String) {
+        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        context?.replaceMembers(of: self, toMany: index, with: objects)
+    }
+
+    /// Values changed since the last save, by key (to-ones as `ObjectID?`, to-manys as the changed member IDs).
+    public func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (index, value) in attributeChanges { result[mapping.attributes[index].name] = value.swiftValue as Any }
+        for (index, value) in toOneChanges { result[mapping.toOnes[index].name] = value as Any }
+        for (index, state) in toManyStates where state.hasChanges { result[mapping.toManys[index].name] = state.added.map(\.self) }
+        return result
+    }
+
+    /// The values as last saved (or read), for the given keys (all persistent attributes and to-ones when nil).
+    public func committedValues(forKeys keys: [String]? = nil) -> [String: AttributeValue] {
+        if !isInsertedFlag { fulfill(key: keys?.first ?? "committedValues") }
+        var result: [String: AttributeValue] = [:]
+        for (index, attribute) in mapping.attributes.enumerated() where keys?.contains(attribute.name) ?? true {
+            result[attribute.name] = snapshot?.values[index] ?? .null
+        }
+        for (index, toOne) in mapping.toOnes.enumerated() where keys?.contains(toOne.name) ?? true {
+            result[toOne.name] = snapshot?.toOneKeys[index].map { .integer($0.primaryKey) } ?? .null
+        }
+        return result
+    }
+
+    // MARK: internals
+
+    func slot(_ key: String) -> EntityMapping.Slot {
+        guard let slot = mapping.slot(forKey: key) else { preconditionFailure("\(entityName) has no key '\(key)'") }
+        return slot
+    }
+
+    func fulfill(key: String) {
+        guard snapshot == nil, !isInsertedFlag, faultError == nil else { return }
+        context?.fulfillFault(self, key: key)
+    }
+
+    func destinationID(ofToOne index: Int) -> ObjectID? {
+        if let changed = toOneChanges[index] { return changed }
+        if isInsertedFlag { return nil }
+        fulfill(key: mapping.toOnes[index].name)
+        return snapshot?.toOneKeys[index] ?? nil
+    }
+
+    func defaultValue(of index: Int) -> AttributeValue {
+        let attribute = mapping.attributes[index]
+        if attribute.description.isDerived, case .count = attribute.description.parsedDerivation { return .integer(0) }
+        return attribute.description.defaultValue.flatMap { AttributeValueText.parse($0, as: attribute.type) } ?? .null
+    }
+
+    /// The value an attribute has now (changed, else persisted, else default for a new object), without firing.
+    func currentValue(of index: Int) -> AttributeValue {
+        if let changed = attributeChanges[index] { return changed }
+        if let snapshot { return snapshot.values[index] }
+        return isInsertedFlag ? defaultValue(of: index) : .null
+    }
+}
+
+/// A to-many as one context sees it: the loaded members (nil while a fault) and changes not yet saved.
+struct ToManyState {
+    /// Members in order, when the relationship fault has fired.
+    var members: [ObjectID]?
+    /// Added and removed since the last save (kept even while `members` is nil, so nothing needs fetching).
+    var added: [ObjectID] = []
+    var removed: Set<ObjectID> = []
+    /// Whether the order of an ordered to-many changed and must be rewritten.
+    var reordered = false
+
+    var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || reordered }
+
+    mutating func add(_ id: ObjectID) {
+        if removed.remove(id) == nil, !added.contains(id) { added.append(id) }
+        if var list = members, !list.contains(id) {
+            list.append(id)
+            members = list
+        }
+    }
+
+    mutating func remove(_ id: ObjectID) {
+        if let position = added.firstIndex(of: id) {
+            added.remove(at: position)
+        } else {
+            removed.insert(id)
+        }
+        members?.removeAll { $0 == id }
+    }
+}
+
+extension AttributeValue {
+    /// The plain Swift value (`String`, `Int64`, `Double`, `Bool`, `Date`, `Data`, `UUID`, `URL`, `Decimal`), or nil.
+    public var swiftValue: Any? {
+        switch self {
+        case .null: nil
+        case .integer(let value): value
+        case .double(let value): value
+        case .decimal(let value): value
+        case .string(let value): value
+        case .boolean(let value): value
+        case .date(let value): value
+        case .data(let value): value
+        case .uuid(let value): value
+        case .uri(let value): value
+        }
+    }
+
+    /// Wraps a Swift value for an attribute of `type` (integers of any width, floats, strings…); nil gives `.null`.
+    public init(swiftValue value: Any?, as type: AttributeType) {
+        switch value {
+        case nil: self = .null
+        case let value as AttributeValue: self = value
+        case let value as Bool where type == .boolean: self = .boolean(value)
+        case let value as any BinaryInteger:
+            self = type == .boolean ? .boolean(Int64(value) != 0) : type == .double || type == .float ? .double(Double(value)) : .integer(Int64(value))
+        case let value as Double: self = type == .decimal ? .decimal(Decimal(value)) : .double(value)
+        case let value as Float: self = .double(Double(value))
+        case let value as Decimal: self = .decimal(value)
+        case let value as String: self = .string(value)
+        case let value as Date: self = .date(value)
+        case let value as Data: self = .data(value)
+        case let value as UUID: self = .uuid(value)
+        case let value as URL: self = .uri(value)
+        default: self = .string(String(describing: value!))
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// Relationship faults and graph consistency: setting either side of a relationship updates the other in memory,
+/// and a to-many that was never faulted in records the change instead of being fetched.
+extension ObjectContext {
+    /// The members of a to-many, firing the relationship fault on first access (one query for IDs only).
+    func members(of object: ManagedObject, toMany index: Int) -> [ObjectID] {
+        var state = object.toManyStates[index] ?? ToManyState()
+        if let members = state.members { return members }
+        var loaded: [ObjectID] = []
+        if !object.isInserted && !object.objectID.isTemporary {
+            loaded = fireRelationshipFault(object, toMany: index)
+        }
+        loaded.removeAll { state.removed.contains($0) }
+        for id in state.added where !loaded.contains(id) { loaded.append(id) }
+        state.members = loaded
+        object.toManyStates[index] = state
+        return loaded
+    }
+
+    /// `SELECT 0, t0.Z_PK FROM <DEST> t0 WHERE t0.<INVERSE> = ?`, or through the join table: IDs only, so the row
+    /// cache is not filled and each destination touched later is its own fault, exactly as Core Data does.
+    func fireRelationshipFault(_ object: ManagedObject, toMany index: Int) -> [ObjectID] {
+        let toMany = object.mapping.toManys[index]
+        let entityTerm = toMany.destinationHasSubentities ? "t0.Z_ENT" : "0"
+        let sql: String
+        switch toMany.storage {
+        case .inverseForeignKey(let table, let column, let orderColumn):
+            sql = "SELECT \(entityTerm), t0.Z_PK FROM \(table) t0 WHERE t0.\(column) = ?" + (orderColumn.map { " ORDER BY t0.\($0)" } ?? "")
+        case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn, _):
+            sql = "SELECT \(entityTerm), t0.Z_PK FROM \(table) t1 JOIN \(toMany.destinationTable) t0 ON t0.Z_PK = t1.\(destinationColumn) WHERE t1.\(sourceColumn) = ?"
+                + (orderColumn.map { " ORDER BY t1.\($0)" } ?? "")
+        case .foreignKey, .transient:
+            return []
+        }
+        let start = ContinuousClock.now
+        var ids: [ObjectID] = []
+        do {
+            _ = try coordinator.read { db in
+                try coordinator.query(db, sql: sql, arguments: [.integer(object.objectID.primaryKey)],
+                                      cause: .relationshipFault(entity: object.entityName, key: toMany.name), context: id) { handle in
+                    let entity = toMany.destinationHasSubentities ? Int(SQLiteValues.int64(handle, 0)) : toMany.destinationNumber
+                    ids.append(ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, 1)))
+                }
+            }
+        } catch {
+            object.faultError = .store(PersistentStore.sqliteMessage(error))
+        }
+        coordinator.events.emit(.relationshipFault(RelationshipFaultEvent(
+            entity: object.entityName, objectID: object.objectID, key: toMany.name, rows: ids.count,
+            duration: ContinuousClock.now - start)), context: id)
+        return ids
+    }
+
+    /// Sets a to-one; with `maintainInverse`, moves the object between the old and new destinations' inverse.
+    func setToOne(_ object: ManagedObject, index: Int, to destination: ManagedObject?, maintainInverse: Bool) {
+        let toOne = object.mapping.toOnes[index]
+        let old = object.destinationID(ofToOne: index)
+        guard old != destination?.objectID else { return }
+        willChange(object)
+        object.toOneChanges[index] = .some(destination?.objectID)
+        guard maintainInverse, let inverseName = toOne.inverse else { return }
+        if let old, let oldObject = registeredObject(for: old) ?? Optional(self.object(with: old)) {
+            updateInverse(of: oldObject, named: inverseName, toward: object, adding: false)
+        }
+        if let destination {
+            updateInverse(of: destination, named: inverseName, toward: object, adding: true)
+        }
+    }
+
+    /// Adds or removes `member` in a to-many of `owner`, recording join-table links and updating the inverse.
+    func link(_ owner: ManagedObject, toMany index: Int, _ member: ManagedObject, adding: Bool, maintainInverse: Bool) {
+        let toMany = owner.mapping.toManys[index]
+        var state = owner.toManyStates[index] ?? ToManyState()
+        if let members = state.members, members.contains(member.objectID) == adding { return }
+        if adding { state.add(member.objectID) } else { state.remove(member.objectID) }
+        if toMany.description.isOrdered { state.reordered = true }
+        owner.toManyStates[index] = state
+        willChange(owner)
+        if case .joinTable(let table, _, _, _, let isSymmetric) = toMany.storage {
+            recordLink(table: table, storage: toMany.storage, owner: owner.objectID, member: member.objectID, adding: adding)
+            if isSymmetric {
+                recordLink(table: table, storage: toMany.storage, owner: member.objectID, member: owner.objectID, adding: adding)
+            }
+        }
+        guard maintainInverse, let inverseName = toMany.inverse else { return }
+        guard let slot = member.mapping.slot(forKey: inverseName) else { return }
+        switch slot {
+        case .toOne(let inverseIndex):
+            // The member's to-one is the stored link; setting it moves the member out of its previous owner.
+            if adding {
+                setToOne(member, index: inverseIndex, to: owner, maintainInverse: true)
+            } else if member.destinationID(ofToOne: inverseIndex) == owner.objectID {
+                setToOne(member, index: inverseIndex, to: nil, maintainInverse: false)
+            }
+        case .toMany(let inverseIndex):
+            updateToManyInMemory(member, index: inverseIndex, toward: owner, adding: adding)
+        default:
+            break
+        }
+    }
+
+    /// Replaces a to-many's contents with `objects` (their order when ordered).
+    func replaceMembers(of owner: ManagedObject, toMany index: Int, with objects: [ManagedObject]) {
+        let current = members(of: owner, toMany: index)
+        let wanted = Set(objects.map(\.objectID))
+        for id in current where !wanted.contains(id) {
+            link(owner, toMany: index, object(with: id), adding: false, maintainInverse: true)
+        }
+        for object in objects where !current.contains(object.objectID) {
+            link(owner, toMany: index, object, adding: true, maintainInverse: true)
+        }
+        if owner.mapping.toManys[index].description.isOrdered, var state = owner.toManyStates[index] {
+            state.members = objects.map(\.objectID)
+            state.reordered = true
+            owner.toManyStates[index] = state
+        }
+    }
+
+    /// Updates the relationship `name` of `target` after `source` moved toward or away from it.
+    private func updateInverse(of target: ManagedObject, named name: String, toward source: ManagedObject, adding: Bool) {
+        guard let slot = target.mapping.slot(forKey: name) else { return }
+        switch slot {
+        case .toMany(let index):
+            updateToManyInMemory(target, index: index, toward: source, adding: adding)
+        case .toOne(let index):
+            // One-to-one: the target's old partner loses its link to the target.
+            if adding {
+                if let previous = target.destinationID(ofToOne: index), previous != source.objectID,
+                   let inverse = target.mapping.toOnes[index].inverse,
+                   case .toOne(let backIndex)? = object(with: previous).mapping.slot(forKey: inverse) {
+                    setToOne(object(with: previous), index: backIndex, to: nil, maintainInverse: false)
+                }
+                setToOne(target, index: index, to: source, maintainInverse: false)
+            } else if target.destinationID(ofToOne: index) == source.objectID {
+                setToOne(target, index: index, to: nil, maintainInverse: false)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Adds or removes `other` in a to-many of `target` in memory only: a faulted to-many is not fetched, the change
+    /// is recorded and merged when (if ever) it fires.
+    private func updateToManyInMemory(_ target: ManagedObject, index: Int, toward other: ManagedObject, adding: Bool) {
+        var state = target.toManyStates[index] ?? ToManyState()
+        if adding { state.add(other.objectID) } else { state.remove(other.objectID) }
+        let toMany = target.mapping.toManys[index]
+        if toMany.description.isOrdered { state.reordered = true }
+        target.toManyStates[index] = state
+        // Only links kept in a join table are written from this side; a foreign key is written by its row's owner.
+        if case .joinTable = toMany.storage { willChange(target) } else if toMany.description.isOrdered { willChange(target) }
+    }
+
+    private func recordLink(table: String, storage: RelationshipStorage, owner: ObjectID, member: ObjectID, adding: Bool) {
+        guard case .joinTable(_, let sourceColumn, _, _, _) = storage else { return }
+        let firstIsSource = coordinator.store.schema.joinTables.first { $0.name == table }?.primaryKey.first == sourceColumn
+        let key = LinkKey(table: table, first: firstIsSource ? owner : member, second: firstIsSource ? member : owner)
+        if let pending = linkChanges[key], pending != adding {
+            linkChanges[key] = nil
+        } else {
+            linkChanges[key] = adding
+        }
+    }
+}

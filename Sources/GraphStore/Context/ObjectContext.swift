@@ -1,0 +1,195 @@
+import Collections
+import Foundation
+import GRDB
+
+/// A scratch pad of objects on a coordinator: uniquing, faulting, change tracking and saving.
+///
+/// ```swift
+/// let context = ObjectContext(coordinator: coordinator, name: "main")
+/// let chat = context.insert("Chat")
+/// chat.setValue("Friday plans", forKey: "title")
+/// try context.save()
+/// ```
+/// A context is not `Sendable`: make it on the thread or actor that uses it (a main context for the UI, others
+/// for background work), as Core Data's confinement rule asks; the compiler then keeps its objects there too.
+public final class ObjectContext {
+    public let coordinator: PersistentStoreCoordinator
+    public let id: ContextID
+
+    /// Every registered object, held weakly unless it has changes (so browsing many rows keeps few alive).
+    private var registry: [ObjectID: WeakObject] = [:]
+    /// Objects with unsaved changes, held strongly until saved or rolled back.
+    var changedObjects: OrderedDictionary<ObjectID, ManagedObject> = [:]
+    /// Join-table links to write: a link (in the table's primary-key column order) → true to insert, false to delete.
+    var linkChanges: OrderedDictionary<LinkKey, Bool> = [:]
+
+    struct LinkKey: Hashable {
+        let table: String
+        let first: ObjectID
+        let second: ObjectID
+    }
+
+    public init(coordinator: PersistentStoreCoordinator, name: String? = nil) {
+        self.coordinator = coordinator
+        self.id = coordinator.makeContextID(name: name)
+    }
+
+    public var model: ObjectModel { coordinator.model }
+
+    /// Whether a save would write anything.
+    public var hasChanges: Bool { changedObjects.values.contains { $0.hasChanges } || !linkChanges.isEmpty }
+
+    public var insertedObjects: [ManagedObject] { changedObjects.values.filter(\.isInserted) }
+    public var updatedObjects: [ManagedObject] { changedObjects.values.filter(\.isUpdated) }
+    public var deletedObjects: [ManagedObject] { changedObjects.values.filter { $0.isDeleted && !$0.isInserted } }
+
+    /// Objects registered now (alive), in no particular order.
+    public var registeredObjects: [ManagedObject] { registry.values.compactMap(\.object) }
+
+    public func uri(for id: ObjectID) -> String { coordinator.uri(for: id) }
+
+    // MARK: objects by ID
+
+    /// A new object of `entity` with a temporary ID, inserted into the context.
+    public func insert(_ entity: String) -> ManagedObject {
+        guard let mapping = coordinator.mapping(forEntity: entity) else { preconditionFailure("the model has no entity '\(entity)'") }
+        precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(entity)'")
+        let object = ManagedObject(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
+        object.isInsertedFlag = true
+        register(object)
+        changedObjects[object.objectID] = object
+        return object
+    }
+
+    /// The object for an ID: the registered one, or a new fault. No I/O.
+    public func object(with id: ObjectID) -> ManagedObject {
+        if let object = registry[id]?.object { return object }
+        let object = ManagedObject(objectID: id, context: self, mapping: coordinator.mapping(forEntityNumber: id.entityNumber))
+        register(object)
+        return object
+    }
+
+    /// The object for an ID if it is registered in this context; nil otherwise. No I/O.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
+        registry[id]?.object
+    }
+
+    /// The object for an ID, filled from the row cache or the store; throws when its row does not exist.
+    public func existingObject(with id: ObjectID) throws(ContextError) -> ManagedObject {
+        let object = object(with: id)
+        if object.isInserted { return object }
+        if object.isFault { fulfillFault(object, key: "existingObject") }
+        if let error = object.faultError { throw error }
+        return object
+    }
+
+    /// Objects of `entity` (and its sub-entities) whose attributes or to-ones equal the given values, in `Z_PK` order.
+    /// The rows fill the row cache; the objects come back as faults unless `returnsObjectsAsFaults` is false, so
+    /// reading them later costs no SQL either way.
+    public func fetch(_ entity: String, where conditions: [(key: String, value: AttributeValue)] = [], returnsObjectsAsFaults: Bool = true) throws(ContextError) -> [ManagedObject] {
+        guard let mapping = coordinator.mapping(forEntity: entity) else { throw .unknownEntity(entity) }
+        var clauses: [String] = []
+        var arguments: [AttributeValue] = []
+        let included = [mapping] + mapping.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) }
+        let plan = RowReadPlan(included)
+        if mapping.tableHasSubentities {
+            let numbers = included.map(\.number)
+            clauses.append(numbers.count == 1 ? "t0.Z_ENT = ?" : "t0.Z_ENT IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += numbers.map { .integer(Int64($0)) }
+        }
+        for (key, value) in conditions {
+            switch mapping.slot(forKey: key) {
+            case .attribute(let index)?:
+                clauses.append(value.isNull ? "t0.\(mapping.attributes[index].column) IS NULL" : "t0.\(mapping.attributes[index].column) = ?")
+            case .toOne(let index)?:
+                clauses.append(value.isNull ? "t0.\(mapping.toOnes[index].column) IS NULL" : "t0.\(mapping.toOnes[index].column) = ?")
+            default:
+                preconditionFailure("fetch can match attributes and to-ones only, not '\(key)'")
+            }
+            if !value.isNull { arguments.append(value) }
+        }
+        let whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        let sql = "SELECT \(plan.selectList) FROM \(mapping.table) t0\(whereClause) ORDER BY t0.Z_PK"
+        let start = ContinuousClock.now
+        var snapshots: [RowSnapshot] = []
+        do {
+            _ = try coordinator.read { db in
+                try coordinator.query(db, sql: sql, arguments: arguments, cause: .fetch(entity: entity), context: id) { handle in
+                    snapshots.append(SQLiteValues.snapshot(handle, plan: plan))
+                }
+            }
+        } catch {
+            throw .store(PersistentStore.sqliteMessage(error))
+        }
+        coordinator.rowCache.insert(contentsOf: snapshots)
+        let objects = snapshots.map { snapshot -> ManagedObject in
+            let object = object(with: snapshot.objectID)
+            if !returnsObjectsAsFaults, object.snapshot == nil, !object.isInserted { object.snapshot = snapshot }
+            return object
+        }
+        coordinator.events.emit(.fetch(FetchEvent(entity: entity, rows: objects.count, duration: ContinuousClock.now - start)), context: id)
+        return objects
+    }
+
+    // MARK: faults
+
+    /// Fills a fault: from the row cache (a hit, no SQL) or with one SELECT by primary key (a miss).
+    func fulfillFault(_ object: ManagedObject, key: String) {
+        let start = ContinuousClock.now
+        let objectID = object.objectID
+        if let cached = coordinator.rowCache.snapshot(for: objectID) {
+            object.snapshot = cached
+            coordinator.events.emit(.objectFault(ObjectFaultEvent(
+                entity: object.entityName, objectID: objectID, key: key, isCacheHit: true, duration: ContinuousClock.now - start)), context: id)
+            return
+        }
+        do {
+            if let snapshot = try coordinator.fetchSnapshot(objectID, cause: .objectFault(entity: object.entityName, key: key), context: id) {
+                object.snapshot = snapshot
+            } else {
+                object.faultError = .objectNotFound(uri: coordinator.uri(for: objectID))
+            }
+        } catch {
+            object.faultError = .store(PersistentStore.sqliteMessage(error))
+        }
+        coordinator.events.emit(.objectFault(ObjectFaultEvent(
+            entity: object.entityName, objectID: objectID, key: key, isCacheHit: false, duration: ContinuousClock.now - start)), context: id)
+    }
+
+    // MARK: registry
+
+    func register(_ object: ManagedObject) {
+        registry[object.objectID] = WeakObject(object)
+    }
+
+    /// Called as an unchanged object is released: forget its registry entry.
+    func objectWillDisappear(_ id: ObjectID) {
+        if let entry = registry[id], entry.object == nil { registry[id] = nil }
+    }
+
+    /// Records that `object` is about to change, holding it strongly until saved.
+    func willChange(_ object: ManagedObject) {
+        if changedObjects[object.objectID] == nil { changedObjects[object.objectID] = object }
+    }
+
+    func reregister(_ object: ManagedObject, from oldID: ObjectID) {
+        registry[oldID] = nil
+        registry[object.objectID] = WeakObject(object)
+    }
+
+    func unregister(_ id: ObjectID) {
+        registry[id] = nil
+    }
+
+    func forgetAll() {
+        registry.removeAll()
+        changedObjects.removeAll()
+        linkChanges.removeAll()
+    }
+}
+
+/// A weak reference, so the registry does not keep unchanged objects alive.
+struct WeakObject {
+    weak var object: ManagedObject?
+    init(_ object: ManagedObject) { self.object = object }
+}

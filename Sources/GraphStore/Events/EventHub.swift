@@ -1,0 +1,240 @@
+import Synchronization
+
+/// Where a coordinator reports its events: counts each one and hands it to whoever observes.
+///
+/// One per coordinator, used from any thread. Counting runs on every fault, row-cache hits included, so it stays
+/// small: one uncontended lock, counters per entity in an array indexed by `Z_ENT` number, and the observer list
+/// kept as an immutable array that `emit` takes under the lock and calls outside it.
+public final class EventHub: Sendable {
+    public typealias Observer = @Sendable (GraphEventRecord) -> Void
+
+    /// Names the observer an `addObserver` call registered, for `removeObserver`.
+    public struct ObserverToken: Hashable, Sendable {
+        fileprivate let rawValue: Int
+    }
+
+    /// Index `i` is entity number `i + 1`.
+    private let entityNames: [String]
+    /// Entity name to index in `entityNames`.
+    private let entityIndexes: [String: Int]
+    private let state: Mutex<State>
+    /// Mirrors `state.observers.count`, so `hasObservers` needs no lock.
+    private let observerCount = Atomic<Int>(0)
+    private let queryPlansWanted = Atomic<Bool>(false)
+
+    /// `entityNames[i]` is the entity whose `Z_ENT` number is `i + 1`; the names are distinct, as a model's are.
+    public init(entityNames: [String]) {
+        self.entityNames = entityNames
+        var indexes: [String: Int] = [:]
+        for (index, name) in entityNames.enumerated() where indexes[name] == nil {
+            indexes[name] = index
+        }
+        self.entityIndexes = indexes
+        self.state = Mutex(State(entityCount: entityNames.count))
+    }
+
+    // MARK: Observers
+
+    /// Registers `observer`: from now on it receives every emitted event, synchronously on the emitting thread.
+    /// It must not take long, and may call back into the hub.
+    @discardableResult
+    public func addObserver(_ observer: @escaping Observer) -> ObserverToken {
+        state.withLock { state in
+            let token = ObserverToken(rawValue: state.nextToken)
+            state.nextToken += 1
+            state.observers.append(Registration(token: token, call: observer))
+            state.callbacks = state.observers.map(\.call)
+            observerCount.store(state.observers.count, ordering: .releasing)
+            return token
+        }
+    }
+
+    /// Stops delivery to the observer `token` names. An `emit` already under way on another thread may still
+    /// deliver its event to it. Removing twice, or a token of another hub, does nothing.
+    public func removeObserver(_ token: ObserverToken) {
+        state.withLock { state in
+            guard let index = state.observers.firstIndex(where: { $0.token == token }) else { return }
+            state.observers.remove(at: index)
+            state.callbacks = state.observers.map(\.call)
+            observerCount.store(state.observers.count, ordering: .releasing)
+        }
+    }
+
+    /// Whether anyone observes: emitters skip building events nobody will see (counting aside).
+    public var hasObservers: Bool {
+        observerCount.load(ordering: .acquiring) > 0
+    }
+
+    // MARK: Events
+
+    /// Counts `event` and hands it to every observer, synchronously on the caller's thread, outside any lock.
+    public func emit(_ event: GraphEvent, context: ContextID?) {
+        // Finding the entity's slot needs no lock: do it first.
+        let callbacks: [Observer]
+        switch event {
+        case .objectFault(let fault):
+            // The hot path (100,000 row-cache hits in a loop): the entity number is the index, no name lookup.
+            let number = fault.objectID.entityNumber
+            if number >= 1 && number <= entityNames.count {
+                let index = number - 1
+                callbacks = state.withLock { state in
+                    state.total.countObjectFault(hit: fault.isCacheHit)
+                    state.entities[index].countObjectFault(hit: fault.isCacheHit)
+                    return state.callbacks
+                }
+            } else {
+                let target = slot(forEntity: fault.entity)
+                callbacks = state.withLock { state in
+                    state.total.countObjectFault(hit: fault.isCacheHit)
+                    state.update(target) { $0.countObjectFault(hit: fault.isCacheHit) }
+                    return state.callbacks
+                }
+            }
+        case .statement(let statement):
+            let entity: String? = switch statement.cause {
+            case .fetch(let entity), .objectFault(let entity, _), .relationshipFault(let entity, _): entity
+            case .prefetch, .save, .other: nil
+            }
+            let target = entity.map(slot(forEntity:))
+            callbacks = state.withLock { state in
+                state.total.countStatement(statement)
+                if let target { state.update(target) { $0.countStatement(statement) } }
+                return state.callbacks
+            }
+        case .fetch(let fetch):
+            let target = slot(forEntity: fetch.entity)
+            callbacks = state.withLock { state in
+                state.total.countFetch(fetch)
+                state.update(target) { $0.countFetch(fetch) }
+                return state.callbacks
+            }
+        case .relationshipFault(let fault):
+            // Counted under the source entity; its object's entity number usually names it, saving the lookup.
+            let number = fault.objectID.entityNumber
+            let target: EntitySlot = number >= 1 && number <= entityNames.count && entityNames[number - 1] == fault.entity
+                ? .index(number - 1) : slot(forEntity: fault.entity)
+            callbacks = state.withLock { state in
+                state.total.countRelationshipFault(fault)
+                state.update(target) { $0.countRelationshipFault(fault) }
+                return state.callbacks
+            }
+        case .save(let save):
+            callbacks = state.withLock { state in
+                state.total.countSave(save)
+                return state.callbacks
+            }
+        }
+        guard !callbacks.isEmpty else { return }
+        let record = GraphEventRecord(event: event, context: context)
+        for callback in callbacks {
+            callback(record)
+        }
+    }
+
+    // MARK: Counters
+
+    /// A copy of the figures counted so far.
+    public var counters: GraphCounters {
+        let (total, entities, unknown) = state.withLock { state in
+            (state.total, state.entities, state.unknownEntities)
+        }
+        // Names outside `entityNames` only ever land in `unknown`, so the two never share a name.
+        var byEntity = unknown
+        for (index, totals) in entities.enumerated() where !totals.isZero {
+            byEntity[entityNames[index]] = totals
+        }
+        return GraphCounters(total: total, byEntity: byEntity)
+    }
+
+    /// Sets every figure back to zero.
+    public func resetCounters() {
+        state.withLock { state in
+            state.total = .zero
+            state.entities = Array(repeating: .zero, count: state.entities.count)
+            state.unknownEntities = [:]
+        }
+    }
+
+    // MARK: Query plans
+
+    /// Set while a SQL debug log at level 4 is attached: statement emitters then gather `EXPLAIN QUERY PLAN` lines.
+    public var wantsQueryPlans: Bool {
+        queryPlansWanted.load(ordering: .relaxed)
+    }
+
+    public func setWantsQueryPlans(_ value: Bool) {
+        queryPlansWanted.store(value, ordering: .relaxed)
+    }
+
+    // MARK: Private
+
+    private func slot(forEntity name: String) -> EntitySlot {
+        if let index = entityIndexes[name] { .index(index) } else { .unknown(name) }
+    }
+}
+
+private enum EntitySlot {
+    /// Index in the hub's `entityNames`.
+    case index(Int)
+    /// An entity the hub was not told of, counted by name.
+    case unknown(String)
+}
+
+private struct Registration: Sendable {
+    let token: EventHub.ObserverToken
+    let call: EventHub.Observer
+}
+
+private struct State: Sendable {
+    var total = GraphCounters.Totals.zero
+    /// Index `i` is entity number `i + 1`.
+    var entities: [GraphCounters.Totals]
+    var unknownEntities: [String: GraphCounters.Totals] = [:]
+    var observers: [Registration] = []
+    /// `observers`' closures alone: the snapshot `emit` takes, replaced (never mutated) when observers change.
+    var callbacks: [EventHub.Observer] = []
+    var nextToken = 0
+
+    init(entityCount: Int) {
+        entities = Array(repeating: .zero, count: entityCount)
+    }
+
+    mutating func update(_ slot: EntitySlot, _ body: (inout GraphCounters.Totals) -> Void) {
+        switch slot {
+        case .index(let index): body(&entities[index])
+        case .unknown(let name): body(&unknownEntities[name, default: .zero])
+        }
+    }
+}
+
+private extension GraphCounters.Totals {
+    mutating func countObjectFault(hit: Bool) {
+        objectFaults += 1
+        if hit { cacheHits += 1 } else { cacheMisses += 1 }
+    }
+
+    mutating func countStatement(_ statement: StatementEvent) {
+        statements += 1
+        statementRows += statement.rows
+        sqlTime += statement.duration
+    }
+
+    mutating func countFetch(_ fetch: FetchEvent) {
+        fetches += 1
+        fetchedRows += fetch.rows
+    }
+
+    mutating func countRelationshipFault(_ fault: RelationshipFaultEvent) {
+        relationshipFaults += 1
+        relationshipFaultRows += fault.rows
+    }
+
+    /// Only committed saves count: a failed one saved nothing (its statements were counted as they ran).
+    mutating func countSave(_ save: SaveEvent) {
+        guard save.succeeded else { return }
+        saves += 1
+        savedInserts += save.inserted
+        savedUpdates += save.updated
+        savedDeletes += save.deleted
+    }
+}

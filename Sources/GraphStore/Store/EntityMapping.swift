@@ -1,0 +1,148 @@
+/// Everything the store needs to read and write one entity's rows, worked out once per coordinator: columns in
+/// snapshot order, relationship storage, and the SQL of the statements run most often.
+public final class EntityMapping: Sendable {
+    public struct StoredAttribute: Sendable {
+        public let name: String
+        public let type: AttributeType
+        public let column: String
+        public let description: AttributeDescription
+    }
+
+    public struct ToOne: Sendable {
+        public let name: String
+        public let column: String
+        /// Holds the destination's `Z_ENT` when the destination has sub-entities.
+        public let entityColumn: String?
+        /// This row's position in the inverse ordered to-many.
+        public let orderColumn: String?
+        /// The destination entity's number (its exact entity when `entityColumn` is nil).
+        public let destinationNumber: Int
+        public let inverse: String?
+        public let description: RelationshipDescription
+    }
+
+    public struct ToMany: Sendable {
+        public let name: String
+        public let storage: RelationshipStorage
+        public let destinationNumber: Int
+        /// The destination table, and whether its rows carry several entities (then `Z_ENT` is read, not `0`).
+        public let destinationTable: String
+        public let destinationHasSubentities: Bool
+        public let inverse: String?
+        public let description: RelationshipDescription
+    }
+
+    public let entity: Entity
+    public let table: String
+    /// Whether the table holds several entities (so `Z_ENT` is selected rather than a constant `0`).
+    public let tableHasSubentities: Bool
+    public let attributes: [StoredAttribute]
+    public let toOnes: [ToOne]
+    public let toManys: [ToMany]
+    /// Transient attributes: kept in memory only.
+    public let transientAttributes: [String]
+    private let slotByKey: [String: Slot]
+
+    /// Where a key's value lives in an object.
+    public enum Slot: Sendable, Equatable {
+        case attribute(Int)
+        case toOne(Int)
+        case toMany(Int)
+        case transient
+    }
+
+    /// `t0.Z_ENT` (or `0`), `t0.Z_PK`, `t0.Z_OPT`, then attribute columns and to-one columns, aliased `t0`.
+    public let selectList: String
+    /// The same terms, one per element.
+    public let selectColumns: [String]
+    /// `SELECT <selectList> FROM <TABLE> t0 WHERE t0.Z_PK = ?`: an object fault's statement.
+    public let selectByPrimaryKey: String
+
+    public var name: String { entity.name }
+    public var number: Int { entity.number }
+
+    init(entity: Entity, schema: StoreSchema) {
+        let model = schema.model
+        let table = schema.table(for: entity.name)!
+        self.entity = entity
+        self.table = table.name
+        self.tableHasSubentities = table.entityNumbers.count > 1
+        self.attributes = entity.attributes.filter(\.isPersistent).map { attribute in
+            StoredAttribute(name: attribute.name, type: attribute.type,
+                            column: schema.column(forAttribute: attribute.name, of: entity.name)!, description: attribute)
+        }
+        self.transientAttributes = entity.attributes.filter(\.isTransient).map(\.name)
+        var toOnes: [ToOne] = []
+        var toManys: [ToMany] = []
+        for relationship in entity.relationships where relationship.isPersistent {
+            let destination = model.entity(named: relationship.destination)!
+            let storage = schema.storage(forRelationship: relationship.name, of: entity.name)!
+            if case .foreignKey(let column, let entityColumn, let orderColumn) = storage {
+                toOnes.append(ToOne(name: relationship.name, column: column, entityColumn: entityColumn, orderColumn: orderColumn,
+                                    destinationNumber: destination.number, inverse: relationship.inverse, description: relationship))
+            } else {
+                let destinationTable = schema.table(for: destination.name)!
+                toManys.append(ToMany(name: relationship.name, storage: storage, destinationNumber: destination.number,
+                                      destinationTable: destinationTable.name,
+                                      destinationHasSubentities: destinationTable.entityNumbers.count > 1,
+                                      inverse: relationship.inverse, description: relationship))
+            }
+        }
+        self.toOnes = toOnes
+        self.toManys = toManys
+        var slots: [String: Slot] = [:]
+        for (index, attribute) in attributes.enumerated() { slots[attribute.name] = .attribute(index) }
+        for (index, toOne) in toOnes.enumerated() { slots[toOne.name] = .toOne(index) }
+        for (index, toMany) in toManys.enumerated() { slots[toMany.name] = .toMany(index) }
+        for name in transientAttributes { slots[name] = .transient }
+        for relationship in entity.relationships where relationship.isTransient { slots[relationship.name] = .transient }
+        self.slotByKey = slots
+
+        var columns = [tableHasSubentities ? "t0.Z_ENT" : "0", "t0.Z_PK", "t0.Z_OPT"]
+        columns += attributes.map { "t0.\($0.column)" }
+        for toOne in toOnes {
+            columns.append("t0.\(toOne.column)")
+            if let entityColumn = toOne.entityColumn { columns.append("t0.\(entityColumn)") }
+        }
+        self.selectColumns = columns
+        self.selectList = columns.joined(separator: ", ")
+        self.selectByPrimaryKey = "SELECT \(selectList) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
+    }
+
+    public func slot(forKey key: String) -> Slot? { slotByKey[key] }
+
+}
+
+/// How to read rows of several entities of one table from one statement: the union of their columns, and for each
+/// entity where its own columns sit in that union. Fetching an entity with sub-entities selects every column any of
+/// them needs, as Core Data does.
+public struct RowReadPlan: Sendable {
+    public let selectList: String
+    /// Entity number → result-column positions of that entity's `selectColumns`.
+    let positions: [Int: [Int32]]
+    let mappings: [Int: EntityMapping]
+    let hasEntityColumn: Bool
+    let defaultEntity: Int
+
+    public init(_ mappings: [EntityMapping]) {
+        var union: [String] = []
+        var indexByColumn: [String: Int32] = [:]
+        var positions: [Int: [Int32]] = [:]
+        for mapping in mappings {
+            positions[mapping.number] = mapping.selectColumns.enumerated().map { offset, column in
+                // The first term is `t0.Z_ENT` or `0`; all entities share position 0 for it.
+                let key = offset == 0 ? "#entity" : column
+                if let index = indexByColumn[key] { return index }
+                let index = Int32(union.count)
+                union.append(column)
+                indexByColumn[key] = index
+                return index
+            }
+        }
+        self.selectList = union.joined(separator: ", ")
+        self.positions = positions
+        self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { ($0.number, $0) })
+        self.hasEntityColumn = mappings[0].tableHasSubentities
+        self.defaultEntity = mappings[0].number
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+/// Owns a store's connections, its row cache and its event stream; any number of object contexts sit on it.
+///
+/// ```swift
+/// let coordinator = try PersistentStoreCoordinator(path: "chat.sqlite", model: model)
+/// let context = ObjectContext(coordinator: coordinator, name: "main")
+/// ```
+/// The coordinator is `Sendable`: contexts on different threads or actors share it. Objects are not: each belongs to
+/// the one context that made it.
+public final class PersistentStoreCoordinator: Sendable {
+    public let store: PersistentStore
+    /// Persisted rows by object ID, shared by every context: a fault found here costs no SQL.
+    public let rowCache: RowCache
+    /// Every statement, fetch, fault and save, with running counters.
+    public let events: EventHub
+    private let mappings: [EntityMapping]
+    private let mappingByName: [String: EntityMapping]
+    private let nextTemporaryKey = Atomic<Int64>(1)
+    private let nextContextNumber = Atomic<Int>(1)
+
+    public var model: ObjectModel { store.model }
+
+    public init(store: PersistentStore, rowCacheCapacity: Int = 100_000) {
+        self.store = store
+        self.rowCache = RowCache(capacity: rowCacheCapacity)
+        self.events = EventHub(entityNames: store.model.entities.map(\.name))
+        self.mappings = store.model.entities.map { EntityMapping(entity: $0, schema: store.schema) }
+        self.mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+    }
+
+    /// Opens (or creates) the store at `path` and puts a coordinator on it.
+    public convenience init(path: String, model: ObjectModel, options: PersistentStore.Options = .init(), rowCacheCapacity: Int = 100_000) throws(StoreError) {
+        self.init(store: try PersistentStore.open(path: path, model: model, options: options), rowCacheCapacity: rowCacheCapacity)
+    }
+
+    public func mapping(forEntityNumber number: Int) -> EntityMapping { mappings[number - 1] }
+
+    public func mapping(forEntity name: String) -> EntityMapping? { mappingByName[name] }
+
+    /// Core Data's URI for an object: `x-coredata://<store UUID>/<Entity>/p<pk>` (`…/t<n>` while temporary).
+    public func uri(for id: ObjectID) -> String {
+        let entity = mappings[id.entityNumber - 1].name
+        return id.isTemporary
+            ? "x-coredata:///\(entity)/t\(-id.primaryKey)"
+            : "x-coredata://\(store.storeUUID)/\(entity)/p\(id.primaryKey)"
+    }
+
+    func makeTemporaryID(entityNumber: Int) -> ObjectID {
+        ObjectID(entityNumber: entityNumber, primaryKey: -nextTemporaryKey.add(1, ordering: .relaxed).oldValue)
+    }
+
+    func makeContextID(name: String?) -> ContextID {
+        let number = nextContextNumber.add(1, ordering: .relaxed).oldValue
+        return ContextID(rawValue: number, name: name ?? "context \(number)")
+    }
+
+    // MARK: connections
+
+    /// Runs `body` on a reading connection, without opening a transaction (as Core Data reads: row by row).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try store.database.unsafeReentrantRead(body)
+    }
+
+    /// Runs `body` in one write transaction.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try store.databaseWriter().write(body)
+    }
+
+    // MARK: statements
+
+    /// Runs a query, calling `row` for each result row; reports one statement event. Returns the number of rows.
+    @discardableResult
+    func query(
+        _ db: Database, sql: String, arguments: [AttributeValue], cause: StatementCause, context: ContextID?,
+        row: (OpaquePointer) throws -> Void
+    ) throws -> Int {
+        let statement = try db.cachedStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        let start = ContinuousClock.now
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        SQLiteValues.bind(arguments, to: handle)
+        var count = 0
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_ROW {
+                count += 1
+                try row(handle)
+            } else if code == SQLITE_DONE {
+                break
+            } else {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                sqlite3_reset(handle)
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+            }
+        }
+        let duration = ContinuousClock.now - start
+        sqlite3_reset(handle)
+        report(db, sql: sql, arguments: arguments, rows: count, duration: duration, cause: cause, context: context)
+        return count
+    }
+
+    /// Runs a statement that changes rows; reports one statement event. Returns the number of rows changed.
+    @discardableResult
+    func execute(_ db: Database, sql: String, arguments: [AttributeValue], cause: StatementCause, context: ContextID?) throws -> Int {
+        let statement = try db.cachedStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        let start = ContinuousClock.now
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        SQLiteValues.bind(arguments, to: handle)
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else {
+            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+            sqlite3_reset(handle)
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+        }
+        let changes = Int(sqlite3_changes(db.sqliteConnection))
+        let duration = ContinuousClock.now - start
+        sqlite3_reset(handle)
+        report(db, sql: sql, arguments: arguments, rows: changes, duration: duration, cause: cause, context: context)
+        return changes
+    }
+
+    private func report(_ db: Database, sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause, context: ContextID?) {
+        var plan: [String]?
+        if events.wantsQueryPlans {
+            plan = queryPlan(db, sql: sql, arguments: arguments)
+        }
+        events.emit(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration, cause: cause, queryPlan: plan)), context: context)
+    }
+
+    private func queryPlan(_ db: Database, sql: String, arguments: [AttributeValue]) -> [String]? {
+        guard let statement = try? db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql) else { return nil }
+        let handle = statement.sqliteStatement
+        SQLiteValues.bind(arguments, to: handle)
+        var lines: [String] = []
+        while sqlite3_step(handle) == SQLITE_ROW {
+            lines.append(SQLiteValues.text(handle, 3))
+        }
+        return lines
+    }
+
+    /// Reads one row by primary key, filling the row cache; nil when the row is gone.
+    func fetchSnapshot(_ id: ObjectID, cause: StatementCause, context: ContextID?) throws -> RowSnapshot? {
+        let mapping = mappings[id.entityNumber - 1]
+        var found: RowSnapshot?
+        _ = try read { db in
+            try query(db, sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], cause: cause, context: context) { handle in
+                found = SQLiteValues.snapshot(handle, mapping: mapping)
+            }
+        }
+        if let found { rowCache.insert(found) }
+        return found
+    }
+}

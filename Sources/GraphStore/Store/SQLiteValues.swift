@@ -1,0 +1,132 @@
+import Foundation
+import GRDBSQLite
+
+/// Binding and reading attribute values on a prepared SQLite statement: the hot path of faults and fetches,
+/// so it steps SQLite directly instead of going through GRDB's row layer.
+enum SQLiteValues {
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    static func bind(_ value: AttributeValue, at index: Int32, to statement: OpaquePointer) {
+        switch value {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let number): sqlite3_bind_int64(statement, index, number)
+        case .boolean(let flag): sqlite3_bind_int64(statement, index, flag ? 1 : 0)
+        case .double(let number): sqlite3_bind_double(statement, index, number)
+        case .decimal(let number): sqlite3_bind_text(statement, index, number.description, -1, transient)
+        case .string(let text): sqlite3_bind_text(statement, index, text, -1, transient)
+        case .date(let date): sqlite3_bind_double(statement, index, date.timeIntervalSinceReferenceDate)
+        case .data(let data): bindBlob(data, at: index, to: statement)
+        case .uuid(let uuid): bindBlob(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index, to: statement)
+        case .uri(let url): sqlite3_bind_text(statement, index, url.absoluteString, -1, transient)
+        }
+    }
+
+    private static func bindBlob(_ data: Data, at index: Int32, to statement: OpaquePointer) {
+        _ = data.withUnsafeBytes { buffer in
+            // An empty blob still binds a zero-length value, not NULL.
+            sqlite3_bind_blob(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
+        }
+    }
+
+    static func bind(_ values: [AttributeValue], to statement: OpaquePointer) {
+        for (offset, value) in values.enumerated() { bind(value, at: Int32(offset + 1), to: statement) }
+    }
+
+    static func isNull(_ statement: OpaquePointer, _ column: Int32) -> Bool {
+        sqlite3_column_type(statement, column) == SQLITE_NULL
+    }
+
+    static func int64(_ statement: OpaquePointer, _ column: Int32) -> Int64 {
+        sqlite3_column_int64(statement, column)
+    }
+
+    static func text(_ statement: OpaquePointer, _ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    static func data(_ statement: OpaquePointer, _ column: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+
+    /// Reads a column as a value of `type`, tolerating the storage classes SQLite's affinities may produce.
+    static func value(_ statement: OpaquePointer, _ column: Int32, as type: AttributeType) -> AttributeValue {
+        let storage = sqlite3_column_type(statement, column)
+        if storage == SQLITE_NULL { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            return .integer(sqlite3_column_int64(statement, column))
+        case .boolean:
+            return .boolean(sqlite3_column_int64(statement, column) != 0)
+        case .double, .float:
+            return .double(sqlite3_column_double(statement, column))
+        case .decimal:
+            switch storage {
+            case SQLITE_INTEGER: return .decimal(Decimal(sqlite3_column_int64(statement, column)))
+            case SQLITE_FLOAT: return .decimal(Decimal(sqlite3_column_double(statement, column)))
+            default: return .decimal(Decimal(string: text(statement, column), locale: Locale(identifier: "en_US_POSIX")) ?? 0)
+            }
+        case .string:
+            return .string(text(statement, column))
+        case .uri, .objectID:
+            let string = text(statement, column)
+            return URL(string: string).map(AttributeValue.uri) ?? .string(string)
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, column)))
+        case .binaryData, .transformable:
+            return .data(data(statement, column))
+        case .uuid:
+            let bytes = data(statement, column)
+            guard bytes.count == 16 else { return .data(bytes) }
+            return .uuid(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
+        }
+    }
+
+    /// Reads a row selected with `mapping.selectList`.
+    static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping) -> RowSnapshot {
+        snapshot(statement, mapping: mapping, positions: nil, offset: 0)
+    }
+
+    /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
+    static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
+        let entity = plan.hasEntityColumn ? Int(sqlite3_column_int64(statement, offset)) : plan.defaultEntity
+        let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!
+        return snapshot(statement, mapping: mapping, positions: plan.positions[mapping.number], offset: offset)
+    }
+
+    private static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping, positions: [Int32]?, offset: Int32) -> RowSnapshot {
+        var term = 0
+        func next() -> Int32 {
+            defer { term += 1 }
+            return offset + (positions?[term] ?? Int32(term))
+        }
+        let entityColumn = next()
+        let entityNumber = mapping.tableHasSubentities ? Int(sqlite3_column_int64(statement, entityColumn)) : mapping.number
+        let primaryKey = sqlite3_column_int64(statement, next())
+        let version = sqlite3_column_int64(statement, next())
+        var values: [AttributeValue] = []
+        values.reserveCapacity(mapping.attributes.count)
+        for attribute in mapping.attributes {
+            values.append(value(statement, next(), as: attribute.type))
+        }
+        var keys: [ObjectID?] = []
+        keys.reserveCapacity(mapping.toOnes.count)
+        for toOne in mapping.toOnes {
+            let column = next()
+            let isNull = sqlite3_column_type(statement, column) == SQLITE_NULL
+            let key = sqlite3_column_int64(statement, column)
+            var destination = toOne.destinationNumber
+            if toOne.entityColumn != nil {
+                let entityColumn = next()
+                if sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
+                    destination = Int(sqlite3_column_int64(statement, entityColumn))
+                }
+            }
+            keys.append(isNull ? nil : ObjectID(entityNumber: destination, primaryKey: key))
+        }
+        return RowSnapshot(objectID: ObjectID(entityNumber: entityNumber, primaryKey: primaryKey), version: version, values: values, toOneKeys: keys)
+    }
+}

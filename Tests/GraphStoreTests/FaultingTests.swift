@@ -1,0 +1,222 @@
+import Foundation
+import GraphStore
+import Testing
+
+/// Statement, hit and miss counts for faults, as the seed documents measured them in Core Data.
+@Suite struct FaultingTests {
+    /// One class with three students; each student has an address and two of three subjects. Returns the IDs.
+    private func seedStudents(_ fixture: GraphFixture) throws -> (students: [ObjectID], subjects: [ObjectID], classID: ObjectID) {
+        let context = fixture.context("seed")
+        let schoolClass = context.insert("Class")
+        schoolClass.setValue("1-A", forKey: "name")
+        let subjects = ["Math", "Art", "Music"].map { name -> ManagedObject in
+            let subject = context.insert("Subject")
+            subject.setValue(name, forKey: "name")
+            return subject
+        }
+        var students: [ManagedObject] = []
+        for (offset, name) in ["Aiko", "Budi", "Chaiya"].enumerated() {
+            let student = context.insert("Student")
+            student.setValue(name, forKey: "name")
+            let address = context.insert("Address")
+            address.setValue("\(offset + 1) Main St", forKey: "street")
+            student.setObject(address, forKey: "address")
+            student.setObject(schoolClass, forKey: "class")
+            student.add(subjects[offset], toKey: "subjects")
+            student.add(subjects[(offset + 1) % 3], toKey: "subjects")
+            students.append(student)
+        }
+        try context.save()
+        return (students.map(\.objectID), subjects.map(\.objectID), schoolClass.objectID)
+    }
+
+    @Test func attributeAccessOnAFaultIsAMissThenAHit() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let ids = try seedStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        let first = fixture.context("first")
+        let cold = try fixture.measure {
+            let student = first.object(with: ids.students[0])
+            #expect(student.isFault)
+            #expect(student.value(forKey: "name") as? String == "Aiko")
+            #expect(!student.isFault)
+        }
+        #expect(cold.statements == 1)
+        #expect(cold.cacheMisses == 1)
+        #expect(cold.cacheHits == 0)
+        let second = fixture.context("second")
+        let warm = try fixture.measure {
+            let student = second.object(with: ids.students[0])
+            #expect(student.isFault)
+            #expect(student.value(forKey: "name") as? String == "Aiko")
+        }
+        #expect(warm.statements == 0)
+        #expect(warm.cacheHits == 1)
+        #expect(warm.cacheMisses == 0)
+    }
+
+    @Test func toOneTraversalRunsNoSQLUntilTheDestinationIsRead() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let ids = try seedStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        let context = fixture.context()
+        let student = context.object(with: ids.students[1])
+        _ = student.value(forKey: "name")
+        var address: ManagedObject?
+        let traversal = try fixture.measure { address = student.object(forKey: "address") }
+        #expect(traversal.statements == 0)
+        #expect(address?.isFault == true)
+        let read = try fixture.measure { #expect(address?.value(forKey: "street") as? String == "2 Main St") }
+        #expect(read.statements == 1)
+        #expect(read.cacheMisses == 1)
+    }
+
+    @Test func toManyFirstAccessIsOneIDQueryThenOneQueryPerObjectTouched() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let ids = try seedStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        let context = fixture.context()
+        let schoolClass = context.object(with: ids.classID)
+        var students: [ManagedObject] = []
+        let ids1 = try fixture.measure { students = schoolClass.objects(forKey: "students") }
+        #expect(ids1.statements == 1)
+        #expect(ids1.relationshipFaults == 1)
+        #expect(ids1.relationshipFaultRows == 3)
+        #expect(students.allSatisfy { $0.isFault })
+        let touched = try fixture.measure { for student in students.prefix(2) { _ = student.value(forKey: "name") } }
+        #expect(touched.statements == 2)
+        #expect(touched.cacheMisses == 2)
+        let again = try fixture.measure { #expect(schoolClass.count(forKey: "students") == 3) }
+        #expect(again.statements == 0)
+    }
+
+    @Test func relationshipFaultSQLIsCoreDatas() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let ids = try seedStudents(fixture)
+        let context = fixture.context()
+        let recorder = StatementRecorder(fixture.coordinator)
+        _ = context.object(with: ids.classID).objects(forKey: "students")
+        _ = context.object(with: ids.students[0]).objects(forKey: "subjects")
+        _ = context.object(with: ids.subjects[0]).objects(forKey: "students")
+        #expect(recorder.sql == [
+            "SELECT 0, t0.Z_PK FROM ZSTUDENT t0 WHERE t0.ZCLASS = ?",
+            "SELECT 0, t0.Z_PK FROM Z_3SUBJECTS t1 JOIN ZSUBJECT t0 ON t0.Z_PK = t1.Z_4SUBJECTS WHERE t1.Z_3STUDENTS = ?",
+            "SELECT 0, t0.Z_PK FROM Z_3SUBJECTS t1 JOIN ZSTUDENT t0 ON t0.Z_PK = t1.Z_3STUDENTS WHERE t1.Z_4SUBJECTS = ?",
+        ])
+    }
+
+    /// Seed 000: fetch students with their property values, touch `address.street`: 2 statements in all.
+    @Test func seedToOneExampleCostsTwoStatements() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        _ = try seedStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        let context = fixture.context()
+        let cost = try fixture.measure {
+            let student = try context.fetch("Student", returnsObjectsAsFaults: false).first!
+            _ = student.object(forKey: "address")?.value(forKey: "street")
+        }
+        #expect(cost.statements == 2)
+        #expect(cost.fetches == 1)
+        #expect(cost.cacheMisses == 1)
+    }
+
+    /// Seed 000: fetch students, touch `subjects`, then the first subject's name: 3 statements.
+    @Test func seedToManyExampleCostsThreeStatements() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        _ = try seedStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        let context = fixture.context()
+        let cost = try fixture.measure {
+            let student = try context.fetch("Student", returnsObjectsAsFaults: false).first!
+            let subjects = student.objects(forKey: "subjects")
+            _ = subjects.first?.value(forKey: "name")
+        }
+        #expect(cost.statements == 3)
+        #expect(cost.relationshipFaults == 1)
+    }
+
+    @Test func fetchedObjectsAreFaultsServedByTheRowCache() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        _ = try seedStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        let context = fixture.context()
+        var students: [ManagedObject] = []
+        let fetch = try fixture.measure { students = try context.fetch("Student") }
+        #expect(fetch.statements == 1)
+        #expect(students.count == 3 && students.allSatisfy { $0.isFault })
+        let touch = try fixture.measure { for student in students { _ = student.value(forKey: "name") } }
+        #expect(touch.statements == 0)
+        #expect(touch.cacheHits == 3)
+    }
+
+    @Test func addingToAHugeToManyCostsTheSameStatementsAsToASmallOne() throws {
+        let model = try ObjectModel {
+            EntityDescription("Chat") {
+                Attribute("title", .string)
+                Relationship.toMany("messages", "Message", inverse: "chat", deleteRule: .cascade)
+            }
+            EntityDescription("Message") {
+                Attribute("text", .string)
+                Relationship.toOne("chat", "Chat", inverse: "messages")
+            }
+        }
+        let fixture = try GraphFixture(model)
+        func chat(with messageCount: Int) throws -> ObjectID {
+            let context = fixture.context("seed")
+            let chat = context.insert("Chat")
+            chat.setValue("\(messageCount)", forKey: "title")
+            try context.save()
+            let chatKey = chat.objectID.primaryKey
+            // Bulk rows through SQL: the point is the size of the chat, not how it was filled.
+            try fixture.coordinator.store.databaseWriter().write { db in
+                try db.execute(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(messageCount)) INSERT INTO ZMESSAGE (Z_ENT, Z_OPT, ZTEXT, ZCHAT) SELECT 2, 1, 'm' || i, \(chatKey) FROM n")
+                try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT MAX(Z_PK) FROM ZMESSAGE) WHERE Z_ENT = 2")
+            }
+            return chat.objectID
+        }
+        func costOfAddingOneMessage(to chatID: ObjectID) throws -> GraphCounters.Totals {
+            let context = fixture.context()
+            return try fixture.measure {
+                let chat = try context.existingObject(with: chatID)
+                let message = context.insert("Message")
+                message.setValue("hello", forKey: "text")
+                chat.add(message, toKey: "messages")
+                try context.save()
+            }
+        }
+        let small = try costOfAddingOneMessage(to: try chat(with: 10))
+        let huge = try costOfAddingOneMessage(to: try chat(with: 100_000))
+        #expect(small.statements == huge.statements)
+        #expect(huge.relationshipFaults == 0)
+        #expect(huge.statements <= 4)
+    }
+}
+
+/// Collects the SQL of every statement a coordinator runs while it lives.
+final class StatementRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var statements: [String] = []
+    private let coordinator: PersistentStoreCoordinator
+    private var token: EventHub.ObserverToken?
+
+    init(_ coordinator: PersistentStoreCoordinator) {
+        self.coordinator = coordinator
+        token = coordinator.events.addObserver { [weak self] record in
+            if case .statement(let statement) = record.event { self?.append(statement.sql) }
+        }
+    }
+
+    private func append(_ sql: String) {
+        lock.lock()
+        statements.append(sql)
+        lock.unlock()
+    }
+
+    var sql: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return statements
+    }
+
+    deinit { if let token { coordinator.events.removeObserver(token) } }
+}
