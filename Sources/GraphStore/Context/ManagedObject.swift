@@ -9,10 +9,10 @@ import Foundation
 /// student.setValue("Ana", forKey: "name")          // recorded; written by the next save
 /// ```
 /// Objects belong to the context that made them and must stay on its thread or actor.
-public final class ManagedObject: Hashable, CustomStringConvertible {
-    public internal(set) var objectID: ObjectID
-    public private(set) weak var context: ObjectContext?
-    public let mapping: EntityMapping
+open class ManagedObject: Hashable, CustomStringConvertible {
+    public final internal(set) var objectID: ObjectID
+    public final private(set) weak var context: ObjectContext?
+    public final let mapping: EntityMapping
 
     /// Persisted values; nil while the object is a fault (or has never been saved).
     var snapshot: RowSnapshot?
@@ -26,9 +26,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     var isInsertedFlag = false
     var isDeletedFlag = false
     /// Set when the row behind a fault no longer exists.
-    public internal(set) var faultError: ContextError?
+    public final internal(set) var faultError: ContextError?
 
-    init(objectID: ObjectID, context: ObjectContext, mapping: EntityMapping) {
+    /// Made by contexts only (`insert`, `object(with:)`, fetches); subclasses inherit it and declare no initializer.
+    public required init(objectID: ObjectID, context: ObjectContext, mapping: EntityMapping) {
         self.objectID = objectID
         self.context = context
         self.mapping = mapping
@@ -38,38 +39,41 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         context?.objectWillDisappear(objectID)
     }
 
-    public var entity: Entity { mapping.entity }
-    public var entityName: String { mapping.name }
+    public final var entity: Entity { mapping.entity }
+    public final var entityName: String { mapping.name }
 
     /// Whether no persistent value has been read yet (an inserted object is never a fault).
-    public var isFault: Bool { snapshot == nil && !isInsertedFlag && faultError == nil }
-    public var isInserted: Bool { isInsertedFlag }
-    public var isDeleted: Bool { isDeletedFlag }
-    public var isUpdated: Bool { !isInsertedFlag && !isDeletedFlag && hasPersistentChanges }
+    public final var isFault: Bool { snapshot == nil && !isInsertedFlag && faultError == nil }
+    public final var isInserted: Bool { isInsertedFlag }
+    public final var isDeleted: Bool { isDeletedFlag }
+    public final var isUpdated: Bool { !isInsertedFlag && !isDeletedFlag && hasPersistentChanges }
 
     /// Whether the object has changes its next save would write.
-    public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || hasPersistentChanges }
+    public final var hasChanges: Bool { isInsertedFlag || isDeletedFlag || hasPersistentChanges }
 
     var hasPersistentChanges: Bool {
         !attributeChanges.isEmpty || !toOneChanges.isEmpty || toManyStates.values.contains { $0.hasChanges }
     }
 
     /// The Core Data URI of the object: `x-coredata://<store UUID>/<Entity>/p<pk>`.
-    public var uriRepresentation: String { context?.coordinator.uri(for: objectID) ?? objectID.description }
+    public final var uriRepresentation: String { context?.coordinator.uri(for: objectID) ?? objectID.description }
 
-    public var description: String {
+    /// The entity a subclass stands for (typed API): its Swift type name unless overridden.
+    open class var entityName: String { String(describing: self) }
+
+    open var description: String {
         "<\(entityName) \(uriRepresentation)\(isFault ? " (fault)" : "")>"
     }
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public final func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     // MARK: key-value access
 
     /// The value of any key: an attribute as its Swift value (`String`, `Int64`, `Double`, `Bool`, `Date`, `Data`,
     /// `UUID`, `URL`, `Decimal`) or nil; a to-one as `ManagedObject?`; a to-many as `[ManagedObject]` (in order when
     /// ordered, by object ID otherwise).
-    public func value(forKey key: String) -> Any? {
+    public final func value(forKey key: String) -> Any? {
         switch slot(key) {
         case .attribute, .transient:
             return attributeValue(forKey: key).swiftValue
@@ -81,7 +85,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Sets any key from a Swift value (see `value(forKey:)`); nil clears an attribute or a to-one.
-    public func setValue(_ value: Any?, forKey key: String) {
+    public final func setValue(_ value: Any?, forKey key: String) {
         switch slot(key) {
         case .attribute(let index):
             setAttributeValue(AttributeValue(swiftValue: value, as: mapping.attributes[index].type), forKey: key)
@@ -96,7 +100,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// An attribute's value; reading a persistent attribute of a fault fires the fault.
-    public func attributeValue(forKey key: String) -> AttributeValue {
+    public final func attributeValue(forKey key: String) -> AttributeValue {
         switch slot(key) {
         case .attribute(let index):
             if let changed = attributeChanges[index] { return changed }
@@ -110,7 +114,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
-    public func setAttributeValue(_ value: AttributeValue, forKey key: String) {
+    public final func setAttributeValue(_ value: AttributeValue, forKey key: String) {
         switch slot(key) {
         case .attribute(let index):
             guard let context else { return }
@@ -124,50 +128,50 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// The destination of a to-one, as a fault when not yet registered: no SQL beyond this object's own fault.
-    public func object(forKey key: String) -> ManagedObject? {
+    public final func object(forKey key: String) -> ManagedObject? {
         guard case .toOne(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
         return destinationID(ofToOne: index).flatMap { context?.object(with: $0) }
     }
 
     /// Sets a to-one, updating the inverse on both old and new destinations.
-    public func setObject(_ destination: ManagedObject?, forKey key: String) {
+    public final func setObject(_ destination: ManagedObject?, forKey key: String) {
         guard case .toOne(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
         context?.setToOne(self, index: index, to: destination, maintainInverse: true)
     }
 
     /// The objects of a to-many; the first access fires the relationship fault (one query for IDs only).
-    public func objects(forKey key: String) -> [ManagedObject] {
+    public final func objects(forKey key: String) -> [ManagedObject] {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         guard let context else { return [] }
         return context.members(of: self, toMany: index).compactMap { context.object(with: $0) }
     }
 
     /// How many objects a to-many holds; fires the relationship fault, as Core Data's `count` does.
-    public func count(forKey key: String) -> Int {
+    public final func count(forKey key: String) -> Int {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         return context?.members(of: self, toMany: index).count ?? 0
     }
 
     /// Adds an object to a to-many (at the end when ordered) without firing the relationship fault.
-    public func add(_ object: ManagedObject, toKey key: String) {
+    public final func add(_ object: ManagedObject, toKey key: String) {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         context?.link(self, toMany: index, object, adding: true, maintainInverse: true)
     }
 
     /// Removes an object from a to-many without firing the relationship fault.
-    public func remove(_ object: ManagedObject, fromKey key: String) {
+    public final func remove(_ object: ManagedObject, fromKey key: String) {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         context?.link(self, toMany: index, object, adding: false, maintainInverse: true)
     }
 
     /// Replaces a to-many's contents (in this order when ordered).
-    public func setObjects(_ objects: [ManagedObject], forKey key: String) {
+    public final func setObjects(_ objects: [ManagedObject], forKey key: String) {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         context?.replaceMembers(of: self, toMany: index, with: objects)
     }
 
     /// Values changed since the last save, by key (to-ones as `ObjectID?`, to-manys as the changed member IDs).
-    public func changedValues() -> [String: Any] {
+    public final func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         for (index, value) in attributeChanges { result[mapping.attributes[index].name] = value.swiftValue as Any }
         for (index, value) in toOneChanges { result[mapping.toOnes[index].name] = value as Any }
@@ -176,7 +180,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// The values as last saved (or read), for the given keys (all persistent attributes and to-ones when nil).
-    public func committedValues(forKeys keys: [String]? = nil) -> [String: AttributeValue] {
+    public final func committedValues(forKeys keys: [String]? = nil) -> [String: AttributeValue] {
         if !isInsertedFlag { fulfill(key: keys?.first ?? "committedValues") }
         var result: [String: AttributeValue] = [:]
         for (index, attribute) in mapping.attributes.enumerated() where keys?.contains(attribute.name) ?? true {

@@ -54,7 +54,7 @@ public final class ObjectContext {
     public func insert(_ entity: String) -> ManagedObject {
         guard let mapping = coordinator.mapping(forEntity: entity) else { preconditionFailure("the model has no entity '\(entity)'") }
         precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(entity)'")
-        let object = ManagedObject(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
+        let object = mapping.objectClass.init(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
         object.isInsertedFlag = true
         register(object)
         changedObjects[object.objectID] = object
@@ -64,7 +64,8 @@ public final class ObjectContext {
     /// The object for an ID: the registered one, or a new fault. No I/O.
     public func object(with id: ObjectID) -> ManagedObject {
         if let object = registry[id]?.object { return object }
-        let object = ManagedObject(objectID: id, context: self, mapping: coordinator.mapping(forEntityNumber: id.entityNumber))
+        let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
+        let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)
         register(object)
         return object
     }

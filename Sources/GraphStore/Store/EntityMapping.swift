@@ -33,6 +33,8 @@ public final class EntityMapping: Sendable {
     }
 
     public let entity: Entity
+    /// The class contexts make objects of: `ManagedObject`, or a subclass registered for the typed API.
+    public let objectClass: ManagedObject.Type
     public let table: String
     /// Whether the table holds several entities (so `Z_ENT` is selected rather than a constant `0`).
     public let tableHasSubentities: Bool
@@ -61,10 +63,11 @@ public final class EntityMapping: Sendable {
     public var name: String { entity.name }
     public var number: Int { entity.number }
 
-    init(entity: Entity, schema: StoreSchema) {
+    init(entity: Entity, schema: StoreSchema, objectClass: ManagedObject.Type) {
         let model = schema.model
         let table = schema.table(for: entity.name)!
         self.entity = entity
+        self.objectClass = objectClass
         self.table = table.name
         self.tableHasSubentities = table.entityNumbers.count > 1
         self.attributes = entity.attributes.filter(\.isPersistent).map { attribute in

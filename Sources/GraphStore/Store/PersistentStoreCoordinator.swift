@@ -24,17 +24,28 @@ public final class PersistentStoreCoordinator: Sendable {
 
     public var model: ObjectModel { store.model }
 
-    public init(store: PersistentStore, rowCacheCapacity: Int = 100_000) {
+    /// - Parameter classes: `ManagedObject` subclasses for the typed API, each used for the entity named by its
+    ///   `entityName`; other entities get plain `ManagedObject`s.
+    public init(store: PersistentStore, classes: [ManagedObject.Type] = [], rowCacheCapacity: Int = 100_000) {
         self.store = store
         self.rowCache = RowCache(capacity: rowCacheCapacity)
         self.events = EventHub(entityNames: store.model.entities.map(\.name))
-        self.mappings = store.model.entities.map { EntityMapping(entity: $0, schema: store.schema) }
+        let classByEntity = Dictionary(classes.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
+        for name in classByEntity.keys {
+            precondition(store.model.entity(named: name) != nil, "class for unknown entity '\(name)'")
+        }
+        self.mappings = store.model.entities.map {
+            EntityMapping(entity: $0, schema: store.schema, objectClass: classByEntity[$0.name] ?? ManagedObject.self)
+        }
         self.mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
     }
 
     /// Opens (or creates) the store at `path` and puts a coordinator on it.
-    public convenience init(path: String, model: ObjectModel, options: PersistentStore.Options = .init(), rowCacheCapacity: Int = 100_000) throws(StoreError) {
-        self.init(store: try PersistentStore.open(path: path, model: model, options: options), rowCacheCapacity: rowCacheCapacity)
+    public convenience init(
+        path: String, model: ObjectModel, options: PersistentStore.Options = .init(), classes: [ManagedObject.Type] = [],
+        rowCacheCapacity: Int = 100_000
+    ) throws(StoreError) {
+        self.init(store: try PersistentStore.open(path: path, model: model, options: options), classes: classes, rowCacheCapacity: rowCacheCapacity)
     }
 
     public func mapping(forEntityNumber number: Int) -> EntityMapping { mappings[number - 1] }

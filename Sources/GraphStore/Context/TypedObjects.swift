@@ -1,0 +1,207 @@
+import Foundation
+
+/// The typed API: subclass `ManagedObject` per entity and declare its keys with property wrappers.
+///
+/// ```swift
+/// final class Student: ManagedObject {
+///     @Stored("name") var name: String
+///     @Stored("nickname") var nickname: String?
+///     @ToOne("address") var address: Address?
+///     @ToMany("subjects") var subjects: [Subject]
+/// }
+/// let coordinator = try PersistentStoreCoordinator(path: path, model: model, classes: [Student.self, Address.self, Subject.self])
+/// let student = context.insert(Student.self)
+/// student.name = "Aiko"            // the same as setValue("Aiko", forKey: "name")
+/// ```
+/// The wrappers read and write through the same key-value paths, so faults, inverses and events behave the same.
+extension ObjectContext {
+    /// Inserts a new object of a registered subclass.
+    public func insert<Object: ManagedObject>(_ type: Object.Type) -> Object {
+        guard let object = insert(type.entityName) as? Object else {
+            preconditionFailure("\(type) is not registered with the coordinator for entity '\(type.entityName)'")
+        }
+        return object
+    }
+
+    /// Objects of a registered subclass's entity, as `fetch(_:where:)` returns them.
+    public func fetch<Object: ManagedObject>(_ type: Object.Type, where conditions: [(key: String, value: AttributeValue)] = [],
+                                             returnsObjectsAsFaults: Bool = true) throws(ContextError) -> [Object] {
+        try fetch(type.entityName, where: conditions, returnsObjectsAsFaults: returnsObjectsAsFaults).compactMap { $0 as? Object }
+    }
+}
+
+/// A Swift type an attribute's value converts to and from.
+public protocol AttributeConvertible {
+    init(attributeValue: AttributeValue)
+    var attributeValue: AttributeValue { get }
+}
+
+extension String: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .string(let value) = attributeValue { self = value } else { self = "" }
+    }
+    public var attributeValue: AttributeValue { .string(self) }
+}
+
+extension Int: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .integer(let value) = attributeValue { self = Int(value) } else { self = 0 }
+    }
+    public var attributeValue: AttributeValue { .integer(Int64(self)) }
+}
+
+extension Int64: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .integer(let value) = attributeValue { self = value } else { self = 0 }
+    }
+    public var attributeValue: AttributeValue { .integer(self) }
+}
+
+extension Int32: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .integer(let value) = attributeValue { self = Int32(truncatingIfNeeded: value) } else { self = 0 }
+    }
+    public var attributeValue: AttributeValue { .integer(Int64(self)) }
+}
+
+extension Int16: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .integer(let value) = attributeValue { self = Int16(truncatingIfNeeded: value) } else { self = 0 }
+    }
+    public var attributeValue: AttributeValue { .integer(Int64(self)) }
+}
+
+extension Double: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        switch attributeValue {
+        case .double(let value): self = value
+        case .integer(let value): self = Double(value)
+        default: self = 0
+        }
+    }
+    public var attributeValue: AttributeValue { .double(self) }
+}
+
+extension Bool: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        switch attributeValue {
+        case .boolean(let value): self = value
+        case .integer(let value): self = value != 0
+        default: self = false
+        }
+    }
+    public var attributeValue: AttributeValue { .boolean(self) }
+}
+
+extension Date: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .date(let value) = attributeValue { self = value } else { self = Date(timeIntervalSinceReferenceDate: 0) }
+    }
+    public var attributeValue: AttributeValue { .date(self) }
+}
+
+extension Data: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .data(let value) = attributeValue { self = value } else { self = Data() }
+    }
+    public var attributeValue: AttributeValue { .data(self) }
+}
+
+extension UUID: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .uuid(let value) = attributeValue { self = value } else { self = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    }
+    public var attributeValue: AttributeValue { .uuid(self) }
+}
+
+extension URL: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .uri(let value) = attributeValue { self = value } else { self = URL(fileURLWithPath: "/") }
+    }
+    public var attributeValue: AttributeValue { .uri(self) }
+}
+
+extension Decimal: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        if case .decimal(let value) = attributeValue { self = value } else { self = 0 }
+    }
+    public var attributeValue: AttributeValue { .decimal(self) }
+}
+
+extension Optional: AttributeConvertible where Wrapped: AttributeConvertible {
+    public init(attributeValue: AttributeValue) {
+        self = attributeValue.isNull ? nil : Wrapped(attributeValue: attributeValue)
+    }
+    public var attributeValue: AttributeValue { self?.attributeValue ?? .null }
+}
+
+/// A stored or transient attribute of a `ManagedObject` subclass: `@Stored("name") var name: String`.
+@propertyWrapper
+public struct Stored<Value: AttributeConvertible> {
+    public let key: String
+
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@Stored works only on properties of ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get { Value(attributeValue: object.attributeValue(forKey: object[keyPath: storageKeyPath].key)) }
+        set { object.setAttributeValue(newValue.attributeValue, forKey: object[keyPath: storageKeyPath].key) }
+    }
+}
+
+/// A to-one relationship of a `ManagedObject` subclass: `@ToOne("address") var address: Address?`.
+@propertyWrapper
+public struct ToOne<Destination: ManagedObject> {
+    public let key: String
+
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@ToOne works only on properties of ManagedObject subclasses")
+    public var wrappedValue: Destination? {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Destination?>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Destination? {
+        get { object.object(forKey: object[keyPath: storageKeyPath].key) as? Destination }
+        set { object.setObject(newValue, forKey: object[keyPath: storageKeyPath].key) }
+    }
+}
+
+/// A to-many relationship of a `ManagedObject` subclass: `@ToMany("subjects") var subjects: [Subject]`.
+/// Reading fires the relationship fault; assigning replaces the contents (use `add(_:toKey:)` to append without
+/// firing it).
+@propertyWrapper
+public struct ToMany<Destination: ManagedObject> {
+    public let key: String
+
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@ToMany works only on properties of ManagedObject subclasses")
+    public var wrappedValue: [Destination] {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, [Destination]>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> [Destination] {
+        get { object.objects(forKey: object[keyPath: storageKeyPath].key).compactMap { $0 as? Destination } }
+        set { object.setObjects(newValue, forKey: object[keyPath: storageKeyPath].key) }
+    }
+}

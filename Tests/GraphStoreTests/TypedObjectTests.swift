@@ -1,0 +1,66 @@
+import Foundation
+import GraphStore
+import Testing
+
+final class Student: ManagedObject {
+    @Stored("name") var name: String
+    @ToOne("address") var address: Address?
+    @ToOne("class") var schoolClass: SchoolClass?
+    @ToMany("subjects") var subjects: [Subject]
+}
+
+final class Address: ManagedObject {
+    @Stored("street") var street: String?
+    @Stored("city") var city: String?
+    @ToOne("student") var student: Student?
+}
+
+final class SchoolClass: ManagedObject {
+    override class var entityName: String { "Class" }
+    @Stored("name") var name: String
+    @ToMany("students") var students: [Student]
+}
+
+final class Subject: ManagedObject {
+    @Stored("name") var name: String
+    @ToMany("students") var students: [Student]
+}
+
+@Suite struct TypedObjectTests {
+    private let classes: [ManagedObject.Type] = [Student.self, Address.self, SchoolClass.self, Subject.self]
+
+    @Test func typedPropertiesReadAndWriteThroughTheGraph() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("typed.sqlite")
+        let model = try SeedModels.students()
+        let coordinator = try PersistentStoreCoordinator(path: path, model: model, classes: classes)
+        let context = ObjectContext(coordinator: coordinator)
+        let student = context.insert(Student.self)
+        student.name = "Aiko"
+        let address = context.insert(Address.self)
+        address.street = "1 Main St"
+        student.address = address
+        #expect(address.student === student)
+        let schoolClass = context.insert(SchoolClass.self)
+        schoolClass.name = "1-A"
+        schoolClass.students = [student]
+        #expect(student.schoolClass === schoolClass)
+        let math = context.insert(Subject.self)
+        math.name = "Math"
+        student.subjects = [math]
+        #expect(math.students.map(\.name) == ["Aiko"])
+        try context.save()
+
+        let reopened = try PersistentStoreCoordinator(path: path, model: model, classes: classes)
+        let fresh = ObjectContext(coordinator: reopened)
+        let students = try fresh.fetch(Student.self)
+        #expect(students.count == 1)
+        let loaded = try #require(students.first)
+        #expect(loaded.name == "Aiko")
+        #expect(loaded.address?.street == "1 Main St")
+        #expect(loaded.address?.city == nil)
+        #expect(loaded.schoolClass?.name == "1-A")
+        #expect(loaded.subjects.map(\.name) == ["Math"])
+        #expect(fresh.object(with: loaded.objectID) is Student)
+    }
+}
