@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import GraphStore
+
+/// `--sql-debug N` and `--sql-log FILE`, shared by every command that opens a store; `FAULTLINE_SQL_DEBUG=N` in the
+/// environment does the same as `--sql-debug N` (the option wins when both are given).
+struct SQLDebugOptions: ParsableArguments {
+    @Option(name: .customLong("sql-debug"), help: ArgumentHelp(
+        "Log SQL as Core Data's SQLDebug does: 1 statements and times, 2 bound values, 3 fault annotations, 4 query plans.",
+        valueName: "level"))
+    var level: Int?
+
+    @Option(name: .customLong("sql-log"), help: ArgumentHelp("Write the SQL log to this file instead of stderr.", valueName: "file"))
+    var logFile: String?
+
+    func validate() throws {
+        if let level, !(1...4).contains(level) {
+            throw ValidationError("--sql-debug must be a level from 1 to 4, not \(level)")
+        }
+    }
+
+    /// The level in force: the option, else the environment variable; nil when logging is off.
+    func effectiveLevel(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandFailure) -> Int? {
+        if let level { return level }
+        switch SQLDebugLog.level(fromEnvironment: environment) {
+        case .success(let level): return level
+        case .failure(let error): throw CommandFailure(error.description)
+        }
+    }
+
+    /// Attaches a log to the coordinator's events when a level is in force. The returned log must be kept alive.
+    func attach(to coordinator: PersistentStoreCoordinator) throws(CommandFailure) -> SQLDebugLog? {
+        guard let level = try effectiveLevel() else { return nil }
+        let sink: FileHandle
+        if let logFile {
+            guard FileManager.default.createFile(atPath: logFile, contents: nil), let handle = FileHandle(forWritingAtPath: logFile) else {
+                throw CommandFailure("\(logFile): cannot write the SQL log here")
+            }
+            sink = handle
+        } else {
+            sink = FileHandle.standardError
+        }
+        let log = SQLDebugLog(level: level, uri: { [coordinator] in coordinator.uri(for: $0) }, write: { line in
+            sink.write(Data((line + "\n").utf8))
+        })
+        _ = log.attach(to: coordinator.events)
+        return log
+    }
+}
