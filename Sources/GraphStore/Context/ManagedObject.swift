@@ -118,6 +118,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         switch slot(key) {
         case .attribute(let index):
             guard let context else { return }
+            // As in Core Data, changing a fault fires it first: the version read now is the one the save checks.
+            fulfill(key: key)
             context.willChange(self)
             attributeChanges[index] = value
         case .transient:
@@ -143,7 +145,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final func objects(forKey key: String) -> [ManagedObject] {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         guard let context else { return [] }
-        return context.members(of: self, toMany: index).compactMap { context.object(with: $0) }
+        var ids = context.members(of: self, toMany: index)
+        // Unordered members come back by object ID, as documented, not in the order they happened to be added.
+        if !mapping.toManys[index].description.isOrdered { ids.sort() }
+        return ids.map { context.object(with: $0) }
     }
 
     /// How many objects a to-many holds; fires the relationship fault, as Core Data's `count` does.

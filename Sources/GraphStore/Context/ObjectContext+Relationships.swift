@@ -114,6 +114,8 @@ extension ObjectContext {
             state.members = objects.map(\.objectID)
             state.reordered = true
             owner.toManyStates[index] = state
+            // A new order of the same members is a change too: the save must rewrite the positions.
+            willChange(owner)
         }
     }
 
@@ -148,8 +150,10 @@ extension ObjectContext {
         let toMany = target.mapping.toManys[index]
         if toMany.description.isOrdered { state.reordered = true }
         target.toManyStates[index] = state
-        // Only links kept in a join table are written from this side; a foreign key is written by its row's owner.
-        if case .joinTable = toMany.storage { willChange(target) } else if toMany.description.isOrdered { willChange(target) }
+        // The target now holds a change: track it so it is kept until saved, cleared by the save and undone by a
+        // rollback. Only join-table links and positions are written from this side; a foreign key is written by its
+        // row's owner, so a save runs no statement for the target itself.
+        willChange(target)
     }
 
     private func recordLink(table: String, storage: RelationshipStorage, owner: ObjectID, member: ObjectID, adding: Bool) {

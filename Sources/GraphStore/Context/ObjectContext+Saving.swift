@@ -21,6 +21,7 @@ extension ObjectContext {
         var statements = 0
         var permanentIDs: [ObjectID: ObjectID] = [:]
         var newSnapshots: [RowSnapshot] = []
+        var conflicts: [ObjectID] = []
         do {
             try coordinator.write { db in
                 let counted = CountingRunner(coordinator: coordinator, db: db, context: id)
@@ -29,8 +30,9 @@ extension ObjectContext {
                 for object in inserted {
                     newSnapshots.append(try insertRow(object, id: permanentIDs[object.objectID]!, resolve: resolve, runner: counted))
                 }
-                var conflicts: [ObjectID] = []
-                for object in updated {
+                // Objects whose only changes are to-many links have no column to write (their links and positions
+                // are written below): updating their row would only fire their faults.
+                for object in updated where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
                     if let snapshot = try updateRow(object, resolve: resolve, runner: counted) {
                         newSnapshots.append(snapshot)
                     } else {
@@ -48,6 +50,9 @@ extension ObjectContext {
                 statements = counted.count
             }
         } catch {
+            // The rows that conflicted changed in the store since they were cached (maybe by another coordinator):
+            // drop them, so a refreshed object reads the row as it is now.
+            for objectID in conflicts { coordinator.rowCache.remove(objectID) }
             coordinator.events.emit(.save(SaveEvent(inserted: inserted.count, updated: updated.count, deleted: deleted.count,
                                                     statements: statements, duration: ContinuousClock.now - start, succeeded: false)), context: id)
             if let error = error as? ContextError { throw error }

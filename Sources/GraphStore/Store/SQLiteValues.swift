@@ -12,12 +12,25 @@ enum SQLiteValues {
         case .integer(let number): sqlite3_bind_int64(statement, index, number)
         case .boolean(let flag): sqlite3_bind_int64(statement, index, flag ? 1 : 0)
         case .double(let number): sqlite3_bind_double(statement, index, number)
-        case .decimal(let number): sqlite3_bind_text(statement, index, number.description, -1, transient)
-        case .string(let text): sqlite3_bind_text(statement, index, text, -1, transient)
+        case .decimal(let number): bindText(number.description, at: index, to: statement)
+        case .string(let text): bindText(text, at: index, to: statement)
         case .date(let date): sqlite3_bind_double(statement, index, date.timeIntervalSinceReferenceDate)
         case .data(let data): bindBlob(data, at: index, to: statement)
         case .uuid(let uuid): bindBlob(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index, to: statement)
-        case .uri(let url): sqlite3_bind_text(statement, index, url.absoluteString, -1, transient)
+        case .uri(let url): bindText(url.absoluteString, at: index, to: statement)
+        }
+    }
+
+    /// Binds text by its UTF-8 byte count, so a string holding U+0000 is stored whole rather than cut at the NUL.
+    private static func bindText(_ text: String, at index: Int32, to statement: OpaquePointer) {
+        var text = text
+        text.withUTF8 { buffer in
+            if let start = buffer.baseAddress, !buffer.isEmpty {
+                _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), Int32(buffer.count), transient)
+            } else {
+                // An empty string still binds a zero-length text, not NULL.
+                _ = sqlite3_bind_text(statement, index, "", 0, transient)
+            }
         }
     }
 
@@ -66,7 +79,12 @@ enum SQLiteValues {
         case .decimal:
             switch storage {
             case SQLITE_INTEGER: return .decimal(Decimal(sqlite3_column_int64(statement, column)))
-            case SQLITE_FLOAT: return .decimal(Decimal(sqlite3_column_double(statement, column)))
+            case SQLITE_FLOAT:
+                // A DECIMAL column has NUMERIC affinity, so SQLite keeps "19.99" as the REAL nearest to it. Going
+                // through the shortest text that reads back as that REAL recovers the decimal (up to the 15
+                // significant digits SQLite keeps); `Decimal(Double)` would expose the binary error (19.98999…).
+                let number = sqlite3_column_double(statement, column)
+                return .decimal(Decimal(string: "\(number)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(number))
             default: return .decimal(Decimal(string: text(statement, column), locale: Locale(identifier: "en_US_POSIX")) ?? 0)
             }
         case .string:
