@@ -122,6 +122,22 @@ import Testing
         #expect(cache.statistics.evictions == 7)
     }
 
+    @Test func shrinkingCapacityAfterRemovalsEvictsNothing() {
+        let cache = RowCache(capacity: 10)
+        cache.insert(contentsOf: (1...10).map { Self.row($0) })
+        cache.remove(contentsOf: [1, 2, 4, 5, 7, 8, 9].map { Self.id($0) })
+        cache.setCapacity(4)
+        #expect(cache.statistics.evictions == 0)
+        #expect(cache.idsByRecency() == [10, 6, 3].map { Self.id($0) })
+
+        cache.insert(contentsOf: [Self.row(11), Self.row(12)])
+        #expect(cache.idsByRecency() == [12, 11, 10, 6].map { Self.id($0) })
+        #expect(cache.statistics.evictions == 1)
+        #expect(cache.snapshot(for: Self.id(6))?.objectID == Self.id(6))
+        cache.insert(Self.row(13))
+        #expect(cache.idsByRecency() == [13, 6, 12, 11].map { Self.id($0) })
+    }
+
     @Test func removeOneOrManyRows() {
         let cache = RowCache(capacity: 10)
         cache.insert(contentsOf: (1...6).map { Self.row($0) })
@@ -399,5 +415,17 @@ private struct ReferenceLRU {
 
     mutating func removeAll() {
         entries.removeAll()
+    }
+}
+
+@Suite struct RowCacheVersionTests {
+    @Test func anOlderVersionNeverReplacesANewerOne() {
+        let cache = RowCache(capacity: 10)
+        let id = ObjectID(entityNumber: 1, primaryKey: 7)
+        cache.insert(RowSnapshot(objectID: id, version: 3, values: [.string("new")], toOneKeys: []))
+        cache.insert(RowSnapshot(objectID: id, version: 2, values: [.string("old")], toOneKeys: []))
+        #expect(cache.snapshot(for: id)?.values == [.string("new")])
+        cache.insert(RowSnapshot(objectID: id, version: 4, values: [.string("newer")], toOneKeys: []))
+        #expect(cache.snapshot(for: id)?.values == [.string("newer")])
     }
 }

@@ -83,7 +83,9 @@ public final class RowCache: Sendable {
 
     /// Forgets every row and releases the storage; the statistics are kept.
     public func removeAll() {
-        state.withLock { $0.removeAll() }
+        let released = state.withLock { $0.takeAll() }
+        // The rows are freed here, after the lock is released, not while other threads wait for it.
+        withExtendedLifetime(released) {}
     }
 
     /// Hits, misses and evictions since creation or the last `resetStatistics()`.
@@ -104,25 +106,28 @@ public final class RowCache: Sendable {
 
 // MARK: - State
 
+/// A position in the slot array. 32 bits keep a slot at 32 bytes, so none straddles two cache lines.
+private typealias SlotIndex = Int32
+
+private let noSlot: SlotIndex = -1
+
 /// One entry of the slot array: a cached row and its neighbours in the recency list, or, when free, a link in the
 /// free list (through `next`).
 private struct Slot {
     var id: ObjectID
     var snapshot: RowSnapshot?
     /// The next more recently used slot (`noSlot` at the head).
-    var previous: Int
+    var previous: SlotIndex
     /// The next less recently used slot (`noSlot` at the tail); for a free slot, the next free one.
-    var next: Int
+    var next: SlotIndex
 }
-
-private let noSlot = -1
 
 /// The cache's contents, guarded by the mutex: a dictionary from ID to slot plus a doubly-linked recency list
 /// threaded through the slot array, most recently used at `head`. Freed slots are chained for reuse, so a full
 /// cache that keeps taking new rows recycles its least recently used slot instead of growing.
 private struct LRUState {
     var capacity: Int
-    var index: [ObjectID: Int] = [:]
+    var index: [ObjectID: SlotIndex] = [:]
     var slots: [Slot] = []
     var head = noSlot
     var tail = noSlot
@@ -140,32 +145,40 @@ private struct LRUState {
         }
         statistics.hits += 1
         moveToFront(slot)
-        return slots[slot].snapshot
+        return slots[Int(slot)].snapshot
     }
 
     mutating func insert(_ snapshot: RowSnapshot) {
         let id = snapshot.objectID
         if let slot = index[id] {
-            slots[slot].snapshot = snapshot
+            // Keys are never reused, so a higher Z_OPT is always the newer row: a read that finished after a save
+            // must not put the older values back.
+            if let current = slots[Int(slot)].snapshot, current.version > snapshot.version {
+                moveToFront(slot)
+                return
+            }
+            slots[Int(slot)].snapshot = snapshot
             moveToFront(slot)
             return
         }
-        let slot: Int
+        let slot: SlotIndex
         if index.count >= capacity {
             // Full: recycle the least recently used slot in place for the new row.
             slot = tail
-            index.removeValue(forKey: slots[slot].id)
+            index.removeValue(forKey: slots[Int(slot)].id)
             unlink(slot)
             statistics.evictions += 1
-            slots[slot].id = id
-            slots[slot].snapshot = snapshot
+            slots[Int(slot)].id = id
+            slots[Int(slot)].snapshot = snapshot
         } else if freeHead != noSlot {
             slot = freeHead
-            freeHead = slots[slot].next
-            slots[slot].id = id
-            slots[slot].snapshot = snapshot
+            freeHead = slots[Int(slot)].next
+            slots[Int(slot)].id = id
+            slots[Int(slot)].snapshot = snapshot
         } else {
-            slot = slots.count
+            // Live rows never exceed the capacity, so the array only grows while there are fewer slots than that.
+            precondition(slots.count < Int(SlotIndex.max), "a row cache holds fewer than 2^31 rows")
+            slot = SlotIndex(slots.count)
             slots.append(Slot(id: id, snapshot: snapshot, previous: noSlot, next: noSlot))
         }
         index[id] = slot
@@ -178,25 +191,28 @@ private struct LRUState {
         release(slot)
     }
 
-    mutating func removeAll() {
+    /// Empties the cache and hands back the old storage, for the caller to free outside the lock.
+    mutating func takeAll() -> [Slot] {
+        let old = slots
         index = [:]
         slots = []
         head = noSlot
         tail = noSlot
         freeHead = noSlot
+        return old
     }
 
     mutating func setCapacity(_ newCapacity: Int) {
         capacity = newCapacity
-        guard index.count > newCapacity else { return }
         while index.count > newCapacity {
             let slot = tail
-            index.removeValue(forKey: slots[slot].id)
+            index.removeValue(forKey: slots[Int(slot)].id)
             unlink(slot)
             release(slot)
             statistics.evictions += 1
         }
-        compact()
+        // Storage sized for the old capacity (live or freed slots) is given back.
+        if slots.count > newCapacity { compact() }
     }
 
     func idsByRecency() -> [ObjectID] {
@@ -204,71 +220,73 @@ private struct LRUState {
         ids.reserveCapacity(index.count)
         var slot = head
         while slot != noSlot {
-            ids.append(slots[slot].id)
-            slot = slots[slot].next
+            ids.append(slots[Int(slot)].id)
+            slot = slots[Int(slot)].next
         }
         return ids
     }
 
     // MARK: list plumbing
 
-    private mutating func moveToFront(_ slot: Int) {
+    private mutating func moveToFront(_ slot: SlotIndex) {
         guard slot != head else { return }
         unlink(slot)
         linkAtFront(slot)
     }
 
-    private mutating func linkAtFront(_ slot: Int) {
-        slots[slot].previous = noSlot
-        slots[slot].next = head
+    private mutating func linkAtFront(_ slot: SlotIndex) {
+        slots[Int(slot)].previous = noSlot
+        slots[Int(slot)].next = head
         if head != noSlot {
-            slots[head].previous = slot
+            slots[Int(head)].previous = slot
         } else {
             tail = slot
         }
         head = slot
     }
 
-    private mutating func unlink(_ slot: Int) {
-        let previous = slots[slot].previous
-        let next = slots[slot].next
+    private mutating func unlink(_ slot: SlotIndex) {
+        let previous = slots[Int(slot)].previous
+        let next = slots[Int(slot)].next
         if previous != noSlot {
-            slots[previous].next = next
+            slots[Int(previous)].next = next
         } else {
             head = next
         }
         if next != noSlot {
-            slots[next].previous = previous
+            slots[Int(next)].previous = previous
         } else {
             tail = previous
         }
     }
 
     /// Drops the slot's row (so the snapshot is freed) and chains the slot onto the free list.
-    private mutating func release(_ slot: Int) {
-        slots[slot].snapshot = nil
-        slots[slot].previous = noSlot
-        slots[slot].next = freeHead
+    private mutating func release(_ slot: SlotIndex) {
+        slots[Int(slot)].snapshot = nil
+        slots[Int(slot)].previous = noSlot
+        slots[Int(slot)].next = freeHead
         freeHead = slot
     }
 
-    /// Rebuilds the slot array with only the live rows, in recency order, after a shrink left it oversized.
+    /// Rebuilds the slot array and the dictionary with only the live rows, in recency order, so a shrink gives
+    /// back the memory the larger capacity took (neither array nor dictionary shrinks on removal by itself).
     private mutating func compact() {
-        guard slots.count > index.count else { return }
         var packed: [Slot] = []
         packed.reserveCapacity(index.count)
+        var packedIndex = [ObjectID: SlotIndex](minimumCapacity: index.count)
         var slot = head
         while slot != noSlot {
-            let position = packed.count
-            packed.append(Slot(id: slots[slot].id, snapshot: slots[slot].snapshot,
-                               previous: position - 1, next: noSlot))
-            if position > 0 { packed[position - 1].next = position }
-            index[slots[slot].id] = position
-            slot = slots[slot].next
+            let position = SlotIndex(packed.count)
+            let old = slots[Int(slot)]
+            packed.append(Slot(id: old.id, snapshot: old.snapshot, previous: position - 1, next: noSlot))
+            if position > 0 { packed[Int(position) - 1].next = position }
+            packedIndex[old.id] = position
+            slot = old.next
         }
         slots = packed
+        index = packedIndex
         head = slots.isEmpty ? noSlot : 0
-        tail = slots.count - 1
+        tail = SlotIndex(slots.count) - 1
         freeHead = noSlot
     }
 }
