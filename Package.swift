@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Faultline",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "GraphStore", targets: ["GraphStore"]),
         .executable(name: "faultline", targets: ["faultline"]),
@@ -23,12 +23,21 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
             ]
         ),
+        .target(
+            name: "Bench",
+            dependencies: [
+                "GraphStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
 
         // MARK: executable
         .executableTarget(
             name: "faultline",
             dependencies: [
                 "GraphStore",
+                "Bench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

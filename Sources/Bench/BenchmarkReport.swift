@@ -1,0 +1,113 @@
+import Foundation
+
+/// Every case's figures, printable as a table for people or as JSON for scripts.
+public struct BenchmarkReport: Sendable {
+    public let cases: [CaseResult]
+    /// "release" or "debug".
+    public let build: String
+    public let quick: Bool
+
+    public init(cases: [CaseResult], build: String, quick: Bool) {
+        self.cases = cases
+        self.build = build
+        self.quick = quick
+    }
+
+    /// Whether every case met its target.
+    public var allMet: Bool { cases.allSatisfy(\.met) }
+
+    // MARK: JSON
+
+    /// `{"cases":[{"name":…,"variants":{"faultline":{"ms":…,"minMs":…,"maxMs":…,"statements":N},…},"ratio":…,
+    /// "target":"…","met":…}],"build":"…","quick":…}`; `ms` is the median. A case whose target is a time per
+    /// fault also carries `usPerFault`.
+    public func json() -> String {
+        let caseTexts = cases.map { result -> String in
+            let variantTexts = result.variants.map { variant in
+                "\(Self.quoted(variant.name)):{\"ms\":\(Self.number(variant.medianMs)),\"minMs\":\(Self.number(variant.minMs)),"
+                    + "\"maxMs\":\(Self.number(variant.maxMs)),\"statements\":\(variant.statements)}"
+            }
+            var fields = [
+                "\"name\":\(Self.quoted(result.name))",
+                "\"variants\":{\(variantTexts.joined(separator: ","))}",
+                "\"ratio\":\(Self.number(result.ratio))",
+                "\"target\":\(Self.quoted(result.target))",
+                "\"met\":\(result.met)",
+            ]
+            if let perFault = result.microsecondsPerOperation {
+                fields.append("\"usPerFault\":\(Self.number(perFault))")
+            }
+            return "{\(fields.joined(separator: ","))}"
+        }
+        return "{\"cases\":[\(caseTexts.joined(separator: ","))],\"build\":\(Self.quoted(build)),\"quick\":\(quick)}"
+    }
+
+    /// A JSON number with up to four decimals (µs resolution for milliseconds); never NaN or infinite.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        var text = String(format: "%.4f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    // MARK: table
+
+    /// A table with one line per variant; the ratio, target and verdict sit on each case's first line.
+    public func table() -> String {
+        var rows: [[String]] = [["case", "variant", "median ms", "min ms", "max ms", "statements", "ratio", "target", "met"]]
+        for result in cases {
+            for (index, variant) in result.variants.enumerated() {
+                let first = index == 0
+                var verdict = result.met ? "yes" : "NO"
+                if let perFault = result.microsecondsPerOperation {
+                    verdict += String(format: " (%.3f µs per fault)", perFault)
+                }
+                rows.append([
+                    first ? result.name : "",
+                    variant.name,
+                    String(format: "%.3f", variant.medianMs),
+                    String(format: "%.3f", variant.minMs),
+                    String(format: "%.3f", variant.maxMs),
+                    String(variant.statements),
+                    first ? String(format: "%.2f×", result.ratio) : "",
+                    first ? result.target : "",
+                    first ? verdict : "",
+                ])
+            }
+        }
+        let rightAligned: Set<Int> = [2, 3, 4, 5, 6]
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = ["faultline bench: \(build) build, \(quick ? "quick" : "full") run; times in ms, ratio = first variant's median / second's"]
+        lines.append("")
+        for row in rows {
+            let cells = row.enumerated().map { column, cell -> String in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return rightAligned.contains(column) ? padding + cell : cell + padding
+            }
+            var line = cells.joined(separator: "  ")
+            while line.hasSuffix(" ") { line.removeLast() }
+            lines.append(line)
+        }
+        lines.append("")
+        let missed = cases.filter { !$0.met }.map(\.name)
+        lines.append(missed.isEmpty ? "all targets met" : "targets missed: \(missed.joined(separator: ", "))")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Runs benchmark cases: one warm-up run per variant (not counted, but its output is compared across variants),
+/// then `runs` timed rounds in which every variant runs once, interleaved so that drift in the machine's speed
+/// falls on all variants alike.
+public struct BenchmarkRunner {
+    public let quick: Bool
+    /// Timed runs per variant.
+    public let runs: Int
+
+    public init(quick: Bool, runs: Int? = nil) {
+        self.quick = quick
+        self.runs = max(1, runs ?? (quick ? 2 : 5))
+    }
+
+    /// Runs the named cases (in the order given, each once), building their stores in a temporary folder that is
+    /// removed before returning. `progress` hears a line as each case starts.
+    public func run(_ names: [BenchmarkCaseName], build: String, progress: (String) -> Void = { _ in }) throws(BenchmarkError) -> BenchmarkReport {
+        var seen = Set<BenchmarkCaseName>()
+        let selected = names.filter { seen.insert($0).inserted }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw BenchmarkError("cannot create a folder for the stores at \(folder.path): \(error.localizedDescription)")
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        var results: [CaseResult] = []
+        // Scoped so every store and connection is released before the folder goes.
+        do {
+            let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick) }
+            for name in selected {
+                progress("\(name.rawValue): preparing")
+                let prepared = try Self.describingFailures(name.rawValue) { try cases.prepare(name) }
+                progress("\(name.rawValue): \(runs) run\(runs == 1 ? "" : "s") per variant after a warm-up")
+                results.append(try measure(prepared))
+            }
+        }
+        return BenchmarkReport(cases: results, build: build, quick: quick)
+    }
+
+    private func measure(_ prepared: PreparedCase) throws(BenchmarkError) -> CaseResult {
+        let variants = prepared.variants
+        precondition(variants.count >= 2, "a case compares at least two variants")
+        func runOnce(_ variant: BenchmarkVariant) throws(BenchmarkError) -> (Duration, RunOutcome) {
+            let stopwatch = Stopwatch()
+            let outcome: RunOutcome
+            do {
+                outcome = try variant.run(stopwatch)
+            } catch let error as BenchmarkError {
+                throw BenchmarkError("\(prepared.name) (\(variant.name)): \(error.description)")
+            } catch {
+                throw BenchmarkError("\(prepared.name) (\(variant.name)): \(error)")
+            }
+            guard let elapsed = stopwatch.elapsed else {
+                preconditionFailure("variant \(variant.name) of \(prepared.name) timed nothing")
+            }
+            return (elapsed, outcome)
+        }
+
+        // Warm-up: also the check that every variant did the same work.
+        let warmUp = try variants.map { variant throws(BenchmarkError) in try runOnce(variant).1 }
+        let reference = warmUp[0].checksum
+        for (variant, outcome) in zip(variants, warmUp) where outcome.checksum != reference {
+            throw BenchmarkError("\(prepared.name): variants disagree: \(variants[0].name) gave \(reference), \(variant.name) gave \(outcome.checksum)")
+        }
+
+        var samples = Array(repeating: [Duration](), count: variants.count)
+        var statements = warmUp.map(\.statements)
+        for _ in 0..<runs {
+            for (index, variant) in variants.enumerated() {
+                let (elapsed, outcome) = try runOnce(variant)
+                guard outcome.checksum == reference else {
+                    throw BenchmarkError("\(prepared.name): \(variant.name) gave \(outcome.checksum) on a timed run, \(reference) on its warm-up")
+                }
+                guard outcome.statements == statements[index] else {
+                    throw BenchmarkError("\(prepared.name): \(variant.name) ran \(outcome.statements) statements on a timed run, \(statements[index]) on its warm-up")
+                }
+                statements[index] = outcome.statements
+                samples[index].append(elapsed)
+            }
+        }
+
+        let figures = zip(variants, zip(samples, statements)).map { variant, pair in
+            VariantResult(name: variant.name, samplesMs: pair.0.map(Self.milliseconds), statements: pair.1)
+        }
+        let ratio = figures[0].medianMs / max(figures[1].medianMs, .leastNonzeroMagnitude)
+        let met: Bool
+        var microsecondsPerOperation: Double?
+        switch prepared.goal {
+        case .ratioAtMost(let limit):
+            met = ratio <= limit
+        case .microsecondsPerOperationAtMost(let limit, let operations):
+            let perOperation = figures[0].medianMs * 1000 / Double(operations)
+            microsecondsPerOperation = perOperation
+            met = perOperation <= limit
+        }
+        return CaseResult(name: prepared.name, variants: figures, ratio: ratio, target: prepared.target, met: met,
+                          microsecondsPerOperation: microsecondsPerOperation)
+    }
+
+    /// Runs `work`, turning any failure into a `BenchmarkError` that names `scope`.
+    private static func describingFailures<T>(_ scope: String, _ work: () throws -> T) throws(BenchmarkError) -> T {
+        do {
+            return try work()
+        } catch let error as BenchmarkError {
+            throw BenchmarkError("\(scope): \(error.description)")
+        } catch {
+            throw BenchmarkError("\(scope): \(error)")
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+}
+
+/// The figures of one variant over the timed runs.
+public struct VariantResult: Sendable {
+    public let name: String
+    /// Each timed run, in order.
+    public let samplesMs: [Double]
+    public let statements: Int
+
+    public var medianMs: Double {
+        let sorted = samplesMs.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    public var minMs: Double { samplesMs.min() ?? 0 }
+    public var maxMs: Double { samplesMs.max() ?? 0 }
+}
+
+/// One case's outcome: its variants (measured one first), the ratio of their medians, and the verdict.
+public struct CaseResult: Sendable {
+    public let name: String
+    public let variants: [VariantResult]
+    /// First variant's median over the second's.
+    public let ratio: Double
+    public let target: String
+    public let met: Bool
+    /// For cases whose target is a time per operation: the first variant's median per operation, in µs.
+    public let microsecondsPerOperation: Double?
+}

@@ -1,0 +1,497 @@
+import Foundation
+import GraphStore
+import Synchronization
+
+/// The four object-graph cases, each pairing Faultline with a peer that does the same work with less machinery
+/// (the raw SQLite C API, a plain dictionary, or Faultline without an observer).
+///
+/// The model: `Group` (title) ↔ many `Item`s (name, score, createdAt, payload, flag, and the to-one `group`).
+/// Stores live in `folder`; the read cases share one store of `rowCount` items, built on first use.
+final class GraphCases {
+    let folder: URL
+    let quick: Bool
+    /// Items in the shared store and in each insert-save run.
+    let rowCount: Int
+    /// Faults that each miss the row cache in `fault-from-sqlite`.
+    let sqliteFaultCount = 10_000
+    let groupCount = 100
+    let model: ObjectModel
+    let rows: ItemRows
+    private var shared: SharedStore?
+    private var nextFileNumber = 0
+
+    init(folder: URL, quick: Bool) throws {
+        self.folder = folder
+        self.quick = quick
+        self.rowCount = quick ? 10_000 : 100_000
+        self.model = try Self.makeModel()
+        self.rows = ItemRows(count: rowCount, groupCount: groupCount)
+    }
+
+    static func makeModel() throws -> ObjectModel {
+        try ObjectModel {
+            EntityDescription("Group") {
+                Attribute("title", .string)
+                Relationship.toMany("items", "Item", inverse: "group")
+            }
+            EntityDescription("Item") {
+                Attribute("name", .string)
+                Attribute("score", .integer64)
+                Attribute("createdAt", .date)
+                Attribute("payload", .binaryData)
+                Attribute("flag", .boolean)
+                Relationship.toOne("group", "Group", inverse: "items")
+            }
+        }
+    }
+
+    func prepare(_ name: BenchmarkCaseName) throws -> PreparedCase {
+        switch name {
+        case .faultFromCache: try faultFromCache()
+        case .faultFromSQLite: try faultFromSQLite()
+        case .insertSave: try insertSave()
+        case .observerOverhead: try observerOverhead()
+        }
+    }
+
+    // MARK: cases
+
+    /// Every item once, each a fault fulfilled from the row cache; the peer looks the same rows up in a dictionary.
+    private func faultFromCache() throws -> PreparedCase {
+        let store = try sharedStore()
+        try store.fillRowCache()
+        let coordinator = store.coordinator
+        let ids = store.itemIDs
+        let expected = ids.count
+        let faultline = BenchmarkVariant(name: "faultline") { stopwatch in
+            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            let before = coordinator.events.counters.total
+            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
+            let cost = coordinator.events.counters.total.difference(since: before)
+            try Self.expectCacheHits(cost, count: expected)
+            return RunOutcome(checksum: sum, statements: cost.statements)
+        }
+        let table = try store.rawDictionary()
+        let keys = ids.map(\.primaryKey)
+        let raw = BenchmarkVariant(name: "raw-sqlite") { stopwatch in
+            let sum = stopwatch.time { () -> Int64 in
+                var sum: Int64 = 0
+                for key in keys {
+                    if let row = table[key], case .integer(let score) = row[ItemColumns.scoreOffset] { sum &+= score }
+                }
+                return sum
+            }
+            return RunOutcome(checksum: sum, statements: 0)
+        }
+        return PreparedCase(name: BenchmarkCaseName.faultFromCache.rawValue, target: "cache-hit fault ≤ 1 µs median",
+                            goal: .microsecondsPerOperationAtMost(1, operations: expected), variants: [faultline, raw])
+    }
+
+    /// 10,000 faults with an empty row cache, each one SELECT by primary key; the peer steps the same SELECT itself.
+    private func faultFromSQLite() throws -> PreparedCase {
+        let store = try sharedStore()
+        let coordinator = store.coordinator
+        let stride = max(1, store.itemIDs.count / sqliteFaultCount)
+        let ids = Array(Swift.stride(from: 0, to: store.itemIDs.count, by: stride).prefix(sqliteFaultCount).map { store.itemIDs[$0] })
+        let expected = ids.count
+        let faultline = BenchmarkVariant(name: "faultline") { stopwatch in
+            coordinator.rowCache.removeAll()
+            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            let before = coordinator.events.counters.total
+            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
+            let cost = coordinator.events.counters.total.difference(since: before)
+            guard cost.objectFaults == expected, cost.cacheMisses == expected, cost.cacheHits == 0, cost.statements == expected else {
+                throw BenchmarkError("expected \(expected) faults, each a cache miss running one statement; counted \(cost.objectFaults) faults, "
+                    + "\(cost.cacheMisses) misses, \(cost.cacheHits) hits, \(cost.statements) statements")
+            }
+            return RunOutcome(checksum: sum, statements: cost.statements)
+        }
+        let connection = try RawConnection(path: store.path, readOnly: true)
+        let columns = store.columns
+        let select = try connection.prepare("SELECT \(columns.selectList) FROM \(columns.table) WHERE Z_PK = ?")
+        let keys = ids.map(\.primaryKey)
+        let raw = BenchmarkVariant(name: "raw-sqlite") { stopwatch in
+            var statements = 0
+            let sum = try stopwatch.time { () throws -> Int64 in
+                var sum: Int64 = 0
+                for key in keys {
+                    select.reset()
+                    select.bind(key, at: 1)
+                    statements += 1
+                    while try select.step() {
+                        let row = ItemColumns.read(select)
+                        if case .integer(let score) = row[ItemColumns.scoreOffset] { sum &+= score }
+                    }
+                }
+                select.reset()
+                return sum
+            }
+            return RunOutcome(checksum: sum, statements: statements)
+        }
+        return PreparedCase(name: BenchmarkCaseName.faultFromSQLite.rawValue, target: "≤ 1.5× raw",
+                            goal: .ratioAtMost(1.5), variants: [faultline, raw])
+    }
+
+    /// `rowCount` new objects with every attribute and their group set, saved at once, into a new store each run;
+    /// the peer runs a prepared INSERT per row in one transaction into a table made by the same DDL.
+    private func insertSave() throws -> PreparedCase {
+        let model = self.model
+        let rows = self.rows
+        let groupCount = self.groupCount
+        let expected = rows.count
+        let schema = StoreSchema(model: model)
+        let faultline = BenchmarkVariant(name: "faultline") { [self] stopwatch in
+            let path = newStorePath("insert-faultline")
+            defer { Self.removeStore(at: path) }
+            // Run in a function of its own so the coordinator and its connections are gone before the file is removed.
+            func insertAndSave() throws -> Int {
+                let coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: expected + groupCount + 1_000)
+                let groupIDs = try Self.insertGroups(groupCount, into: coordinator)
+                let before = coordinator.events.counters.total
+                let context = ObjectContext(coordinator: coordinator, name: "bench")
+                try stopwatch.time {
+                    let groups = groupIDs.map { context.object(with: $0) }
+                    for index in 0..<expected {
+                        let item = context.insert("Item")
+                        rows.fill(item, row: index, groups: groups)
+                    }
+                    try context.save()
+                }
+                let cost = coordinator.events.counters.total.difference(since: before)
+                guard cost.saves == 1, cost.savedInserts == expected, cost.statements == expected + 1 else {
+                    throw BenchmarkError("expected one save of \(expected) inserts in \(expected + 1) statements; counted \(cost.saves) saves, "
+                        + "\(cost.savedInserts) inserts, \(cost.statements) statements")
+                }
+                return cost.statements
+            }
+            let statements = try insertAndSave()
+            return RunOutcome(checksum: try ItemColumns.tableChecksum(path: path, model: model), statements: statements)
+        }
+        let raw = BenchmarkVariant(name: "raw-sqlite") { [self] stopwatch in
+            let path = newStorePath("insert-raw")
+            defer { Self.removeStore(at: path) }
+            let columns = try ItemColumns(model: model)
+            func insertRows() throws -> Int {
+                let connection = try RawConnection(path: path, readOnly: false)
+                try connection.configureLikeAPool()
+                try connection.execute(schema.createStatements.joined(separator: ";\n"))
+                try connection.execute("BEGIN")
+                let groupInsert = try connection.prepare("INSERT INTO \(columns.groupTable) (Z_PK, Z_ENT, Z_OPT, \(columns.groupTitle)) VALUES (?, ?, 1, ?)")
+                for group in 0..<groupCount {
+                    groupInsert.reset()
+                    groupInsert.bind(Int64(group + 1), at: 1)
+                    groupInsert.bind(Int64(columns.groupEntityNumber), at: 2)
+                    groupInsert.bind(ItemRows.groupTitle(group), at: 3)
+                    try groupInsert.run()
+                }
+                try connection.execute("COMMIT")
+                var statements = 0
+                try stopwatch.time {
+                    try connection.execute("BEGIN")
+                    let insert = try connection.prepare(
+                        "INSERT INTO \(columns.table) (Z_PK, Z_ENT, Z_OPT, \(columns.name), \(columns.score), \(columns.createdAt), "
+                            + "\(columns.payload), \(columns.flag), \(columns.group)) VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?)")
+                    let entity = Int64(columns.itemEntityNumber)
+                    for index in 0..<rows.count {
+                        insert.reset()
+                        insert.bind(Int64(index + 1), at: 1)
+                        insert.bind(entity, at: 2)
+                        insert.bind(rows.names[index], at: 3)
+                        insert.bind(rows.scores[index], at: 4)
+                        insert.bind(rows.dates[index].timeIntervalSinceReferenceDate, at: 5)
+                        insert.bind(rows.payloads[index], at: 6)
+                        insert.bind(Int64(rows.flags[index] ? 1 : 0), at: 7)
+                        insert.bind(Int64(rows.groups[index] + 1), at: 8)
+                        try insert.run()
+                        statements += 1
+                    }
+                    try connection.execute("COMMIT")
+                }
+                return statements
+            }
+            let statements = try insertRows()
+            return RunOutcome(checksum: try ItemColumns.tableChecksum(path: path, model: model), statements: statements)
+        }
+        return PreparedCase(name: BenchmarkCaseName.insertSave.rawValue, target: "≤ 2× raw",
+                            goal: .ratioAtMost(2), variants: [faultline, raw])
+    }
+
+    /// `fault-from-cache`'s Faultline work with an observer on the event hub, against the same work without one.
+    private func observerOverhead() throws -> PreparedCase {
+        let store = try sharedStore()
+        try store.fillRowCache()
+        let coordinator = store.coordinator
+        let ids = store.itemIDs
+        let expected = ids.count
+        let observed = BenchmarkVariant(name: "faultline") { stopwatch in
+            let tally = EventTally()
+            let token = coordinator.events.addObserver { _ in tally.add() }
+            defer { coordinator.events.removeObserver(token) }
+            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            let before = coordinator.events.counters.total
+            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
+            let cost = coordinator.events.counters.total.difference(since: before)
+            try Self.expectCacheHits(cost, count: expected)
+            guard tally.count == expected else {
+                throw BenchmarkError("the observer heard \(tally.count) events, expected \(expected)")
+            }
+            return RunOutcome(checksum: sum, statements: cost.statements)
+        }
+        let unobserved = BenchmarkVariant(name: "faultline-no-observer") { stopwatch in
+            guard !coordinator.events.hasObservers else { throw BenchmarkError("an observer was left attached") }
+            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            let before = coordinator.events.counters.total
+            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
+            let cost = coordinator.events.counters.total.difference(since: before)
+            try Self.expectCacheHits(cost, count: expected)
+            return RunOutcome(checksum: sum, statements: cost.statements)
+        }
+        return PreparedCase(name: BenchmarkCaseName.observerOverhead.rawValue, target: "≤ 1.10×",
+                            goal: .ratioAtMost(1.10), variants: [observed, unobserved])
+    }
+
+    // MARK: shared work
+
+    /// Reads `score` through a fault for each ID in a context that has none of them yet; each object is released
+    /// as soon as it is read, so a run costs creating, faulting, reading and releasing each one.
+    static func sumScores(of ids: [ObjectID], in context: ObjectContext) -> Int64 {
+        var sum: Int64 = 0
+        for id in ids {
+            if case .integer(let score) = context.object(with: id).attributeValue(forKey: "score") { sum &+= score }
+        }
+        return sum
+    }
+
+    static func expectCacheHits(_ cost: GraphCounters.Totals, count: Int) throws {
+        guard cost.objectFaults == count, cost.cacheHits == count, cost.cacheMisses == 0, cost.statements == 0 else {
+            throw BenchmarkError("expected \(count) faults, all row-cache hits with no SQL; counted \(cost.objectFaults) faults, "
+                + "\(cost.cacheHits) hits, \(cost.cacheMisses) misses, \(cost.statements) statements")
+        }
+    }
+
+    /// Inserts and saves the groups; their IDs in order.
+    static func insertGroups(_ count: Int, into coordinator: PersistentStoreCoordinator) throws -> [ObjectID] {
+        let context = ObjectContext(coordinator: coordinator, name: "groups")
+        let groups = (0..<count).map { index -> ManagedObject in
+            let group = context.insert("Group")
+            group.setAttributeValue(.string(ItemRows.groupTitle(index)), forKey: "title")
+            return group
+        }
+        try context.save()
+        return groups.map(\.objectID)
+    }
+
+    private func sharedStore() throws -> SharedStore {
+        if let shared { return shared }
+        let store = try SharedStore(path: newStorePath("shared"), model: model, rows: rows, groupCount: groupCount)
+        shared = store
+        return store
+    }
+
+    private func newStorePath(_ stem: String) -> String {
+        nextFileNumber += 1
+        return folder.appendingPathComponent("\(stem)-\(nextFileNumber).sqlite").path
+    }
+
+    static func removeStore(at path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+}
+
+/// The store the read cases share: `rows` saved through Faultline once.
+final class SharedStore {
+    let path: String
+    let coordinator: PersistentStoreCoordinator
+    /// Every item, by primary key.
+    let itemIDs: [ObjectID]
+    let columns: ItemColumns
+
+    init(path: String, model: ObjectModel, rows: ItemRows, groupCount: Int) throws {
+        self.path = path
+        self.coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: rows.count + groupCount + 1_000)
+        self.columns = try ItemColumns(model: model)
+        let groupIDs = try GraphCases.insertGroups(groupCount, into: coordinator)
+        let context = ObjectContext(coordinator: coordinator, name: "seed")
+        let groups = groupIDs.map { context.object(with: $0) }
+        let items = (0..<rows.count).map { index -> ManagedObject in
+            let item = context.insert("Item")
+            rows.fill(item, row: index, groups: groups)
+            return item
+        }
+        try context.save()
+        self.itemIDs = items.map(\.objectID).sorted()
+    }
+
+    /// Empties the row cache, then fills it with one fetch of every item, as an app's list screen would.
+    func fillRowCache() throws {
+        coordinator.rowCache.removeAll()
+        let context = ObjectContext(coordinator: coordinator, name: "fill")
+        let fetched = try context.fetch("Item")
+        guard fetched.count == itemIDs.count, coordinator.rowCache.count == itemIDs.count else {
+            throw BenchmarkError("fetching every item left \(coordinator.rowCache.count) rows in the row cache, expected \(itemIDs.count)")
+        }
+    }
+
+    /// Every item row read with the C API into a dictionary by primary key: what the raw peer of the cache case
+    /// looks rows up in.
+    func rawDictionary() throws -> [Int64: [RawValue]] {
+        let connection = try RawConnection(path: path, readOnly: true)
+        let select = try connection.prepare("SELECT \(columns.selectList) FROM \(columns.table)")
+        var table: [Int64: [RawValue]] = [:]
+        table.reserveCapacity(itemIDs.count)
+        while try select.step() {
+            let row = ItemColumns.read(select)
+            if case .integer(let key) = row[0] { table[key] = row }
+        }
+        guard table.count == itemIDs.count else {
+            throw BenchmarkError("the raw peer read \(table.count) item rows, expected \(itemIDs.count)")
+        }
+        return table
+    }
+}
+
+/// The item table's SQL names, taken from the store schema Faultline uses, and the raw peer's way of reading a row.
+struct ItemColumns {
+    let table: String
+    let name: String
+    let score: String
+    let createdAt: String
+    let payload: String
+    let flag: String
+    let group: String
+    let itemEntityNumber: Int
+    let groupTable: String
+    let groupTitle: String
+    let groupEntityNumber: Int
+
+    /// Where `read` puts each value: Z_PK, Z_OPT, name, score, createdAt, payload, flag, group.
+    static let scoreOffset = 3
+
+    init(model: ObjectModel) throws {
+        let schema = StoreSchema(model: model)
+        func column(_ attribute: String, of entity: String) throws -> String {
+            guard let column = schema.column(forAttribute: attribute, of: entity) else {
+                throw BenchmarkError("the schema has no column for \(entity).\(attribute)")
+            }
+            return column
+        }
+        guard let items = schema.table(for: "Item"), let groups = schema.table(for: "Group"),
+              let item = model.entity(named: "Item"), let groupEntity = model.entity(named: "Group"),
+              case .foreignKey(let groupColumn, _, _)? = schema.storage(forRelationship: "group", of: "Item") else {
+            throw BenchmarkError("the benchmark model did not produce the expected tables")
+        }
+        table = items.name
+        name = try column("name", of: "Item")
+        score = try column("score", of: "Item")
+        createdAt = try column("createdAt", of: "Item")
+        payload = try column("payload", of: "Item")
+        flag = try column("flag", of: "Item")
+        group = groupColumn
+        itemEntityNumber = item.number
+        groupTable = groups.name
+        groupTitle = try column("title", of: "Group")
+        groupEntityNumber = groupEntity.number
+    }
+
+    /// The columns a Faultline item fault selects (less its constant entity term), in `read`'s order.
+    var selectList: String {
+        "Z_PK, Z_OPT, \(name), \(score), \(createdAt), \(payload), \(flag), \(group)"
+    }
+
+    /// The current row of a statement selecting `selectList`, as Swift values.
+    static func read(_ statement: RawStatement) -> [RawValue] {
+        var row: [RawValue] = []
+        row.reserveCapacity(8)
+        row.append(.integer(statement.int64(0)))
+        row.append(.integer(statement.int64(1)))
+        row.append(statement.isNull(2) ? .null : .string(statement.string(2)))
+        row.append(statement.isNull(3) ? .null : .integer(statement.int64(3)))
+        row.append(statement.isNull(4) ? .null : .date(Date(timeIntervalSinceReferenceDate: statement.double(4))))
+        row.append(statement.isNull(5) ? .null : .data(statement.data(5)))
+        row.append(statement.isNull(6) ? .null : .boolean(statement.int64(6) != 0))
+        row.append(statement.isNull(7) ? .null : .integer(statement.int64(7)))
+        return row
+    }
+
+    /// A fingerprint (FNV-1a) of every item row's stored values in key order, so two stores written by different
+    /// variants can be shown to hold the same rows.
+    static func tableChecksum(path: String, model: ObjectModel) throws -> Int64 {
+        let columns = try ItemColumns(model: model)
+        let connection = try RawConnection(path: path, readOnly: true)
+        let select = try connection.prepare("SELECT \(columns.selectList) FROM \(columns.table) ORDER BY Z_PK")
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+        }
+        func mix(_ number: Int64) { withUnsafeBytes(of: number.littleEndian) { mix($0) } }
+        var count: Int64 = 0
+        while try select.step() {
+            count += 1
+            for value in read(select) {
+                switch value {
+                case .null: mix(0xff as Int64)
+                case .integer(let number): mix(number)
+                case .boolean(let flag): mix(flag ? 1 : 0)
+                case .string(let text): mix(text.utf8)
+                case .date(let date): mix(Int64(bitPattern: date.timeIntervalSinceReferenceDate.bitPattern))
+                case .data(let data): mix(data)
+                }
+            }
+        }
+        mix(count)
+        return Int64(bitPattern: hash)
+    }
+}
+
+/// The benchmark's item values, made once so no variant pays for formatting names or building payloads.
+struct ItemRows: Sendable {
+    let names: [String]
+    let scores: [Int64]
+    let dates: [Date]
+    let payloads: [Data]
+    let flags: [Bool]
+    /// Index of each item's group, 0-based.
+    let groups: [Int]
+
+    var count: Int { names.count }
+
+    init(count: Int, groupCount: Int) {
+        names = (0..<count).map { "item \($0)" }
+        scores = (0..<count).map { Int64(($0 &* 7_919) % 100_003) }
+        let start = Date(timeIntervalSinceReferenceDate: 700_000_000)
+        dates = (0..<count).map { start.addingTimeInterval(Double($0) * 1.5) }
+        payloads = (0..<count).map { index in
+            Data((0..<64).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0) })
+        }
+        flags = (0..<count).map { $0 % 3 == 0 }
+        groups = (0..<count).map { $0 % groupCount }
+    }
+
+    static func groupTitle(_ index: Int) -> String { "group \(index)" }
+
+    /// Sets every attribute of a new item, and its group, to row `row`'s values.
+    func fill(_ item: ManagedObject, row: Int, groups objects: [ManagedObject]) {
+        item.setAttributeValue(.string(names[row]), forKey: "name")
+        item.setAttributeValue(.integer(scores[row]), forKey: "score")
+        item.setAttributeValue(.date(dates[row]), forKey: "createdAt")
+        item.setAttributeValue(.data(payloads[row]), forKey: "payload")
+        item.setAttributeValue(.boolean(flags[row]), forKey: "flag")
+        item.setObject(objects[groups[row]], forKey: "group")
+    }
+}
+
+/// An observer's count of the events it heard.
+private final class EventTally: Sendable {
+    private let heard = Atomic<Int>(0)
+
+    func add() {
+        heard.add(1, ordering: .relaxed)
+    }
+
+    var count: Int { heard.load(ordering: .relaxed) }
+}

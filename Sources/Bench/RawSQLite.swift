@@ -1,0 +1,152 @@
+import Foundation
+import GRDBSQLite
+
+/// A bare `sqlite3*` connection: the floor every Faultline variant is compared with. No GRDB, no graph, no events;
+/// just the C API, used the way a careful hand-written data layer would use it.
+final class RawConnection {
+    let handle: OpaquePointer
+    let path: String
+
+    /// Opens `path` (creating it unless `readOnly`) in multi-thread mode, as GRDB opens its connections.
+    init(path: String, readOnly: Bool) throws(BenchmarkError) {
+        var connection: OpaquePointer?
+        let access = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let code = sqlite3_open_v2(path, &connection, access | SQLITE_OPEN_NOMUTEX, nil)
+        guard code == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(connection)
+            throw BenchmarkError("raw SQLite: cannot open \(path): \(message)")
+        }
+        self.handle = connection
+        self.path = path
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    /// The pragmas GRDB applies to a writable pool, so the raw peer writes the same kind of file.
+    func configureLikeAPool() throws(BenchmarkError) {
+        try execute("PRAGMA journal_mode = WAL")
+        try execute("PRAGMA synchronous = NORMAL")
+        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// Runs one or more statements, discarding any rows.
+    func execute(_ sql: String) throws(BenchmarkError) {
+        var failure: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &failure)
+        guard code == SQLITE_OK else {
+            let message = failure.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(failure)
+            throw BenchmarkError("raw SQLite: \(message) in: \(sql)")
+        }
+    }
+
+    func prepare(_ sql: String) throws(BenchmarkError) -> RawStatement {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw BenchmarkError("raw SQLite: cannot prepare \(sql): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+        return RawStatement(handle: statement, connection: self)
+    }
+
+    var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+}
+
+/// A prepared statement, finalized when released.
+final class RawStatement {
+    let handle: OpaquePointer
+    /// Kept so the connection outlives its statements.
+    private let connection: RawConnection
+
+    /// SQLite copies the bytes of a value bound with this destructor.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    fileprivate init(handle: OpaquePointer, connection: RawConnection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+    }
+
+    func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ value: Double, at index: Int32) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    func bind(_ value: String, at index: Int32) {
+        sqlite3_bind_text(handle, index, value, -1, Self.transient)
+    }
+
+    func bind(_ value: Data, at index: Int32) {
+        _ = value.withUnsafeBytes { bytes in
+            sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        }
+    }
+
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    /// Steps once: true with a row ready to read, false when done.
+    func step() throws(BenchmarkError) -> Bool {
+        let code = sqlite3_step(handle)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        let message = connection.lastError
+        sqlite3_reset(handle)
+        throw BenchmarkError("raw SQLite: step failed (\(code)): \(message)")
+    }
+
+    /// Steps to the end, for statements that return no rows.
+    func run() throws(BenchmarkError) {
+        while try step() {}
+    }
+
+    // MARK: columns
+
+    func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    func double(_ column: Int32) -> Double {
+        sqlite3_column_double(handle, column)
+    }
+
+    func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func data(_ column: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+}
+
+/// One column value as the raw peer keeps it: the same Swift values a Faultline snapshot holds, without the graph.
+enum RawValue {
+    case null
+    case integer(Int64)
+    case boolean(Bool)
+    case string(String)
+    case date(Date)
+    case data(Data)
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// `faultline bench`: the report's shape and counts. Times are never asserted: they depend on the machine.
+@Suite struct BenchCommandTests {
+    @Test func quickJSONReportHasTheSelectedCasesAndTheirStatementCounts() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "fault-from-cache", "--case", "insert-save"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["cases", "build", "quick"])
+        #expect(object["quick"] as? Bool == true)
+        let build = try #require(object["build"] as? String)
+        #expect(build == "debug" || build == "release")
+        // A debug build says on stderr that its numbers mean little; a release build says nothing there.
+        #expect(result.stderr.contains("debug build") == (build == "debug"))
+
+        let cases = try #require(object["cases"] as? [[String: Any]])
+        #expect(cases.map { $0["name"] as? String } == ["fault-from-cache", "insert-save"])
+        var statements: [String: [String: Int]] = [:]
+        for entry in cases {
+            let name = try #require(entry["name"] as? String)
+            let ratio = try #require(entry["ratio"] as? Double)
+            #expect(ratio > 0 && ratio.isFinite, "\(name): ratio \(ratio)")
+            #expect(!(try #require(entry["target"] as? String)).isEmpty)
+            #expect(entry["met"] is Bool)
+            let variants = try #require(entry["variants"] as? [String: [String: Any]])
+            #expect(Set(variants.keys) == ["faultline", "raw-sqlite"])
+            for (variant, figures) in variants {
+                #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements"], "\(name)/\(variant)")
+                let median = try #require(figures["ms"] as? Double)
+                let minimum = try #require(figures["minMs"] as? Double)
+                let maximum = try #require(figures["maxMs"] as? Double)
+                #expect(minimum <= median && median <= maximum, "\(name)/\(variant)")
+                statements[name, default: [:]][variant] = try #require(figures["statements"] as? Int)
+            }
+        }
+        #expect(statements["fault-from-cache"]?["faultline"] == 0)
+        #expect(statements["fault-from-cache"]?["raw-sqlite"] == 0)
+        // 10,000 rows with --quick: one INSERT each, plus Faultline's key allocation.
+        #expect(statements["insert-save"]?["raw-sqlite"] == 10_000)
+        #expect(statements["insert-save"]?["faultline"] == 10_001)
+        #expect((cases[0]["usPerFault"] as? Double).map { $0 > 0 } == true)
+    }
+
+    @Test func unknownCaseIsOneErrorLine() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--case", "fault-from-cache", "--case", "no-such-case"])
+        #expect(result.status == 1)
+        #expect(result.stdout == "")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("error: unknown case 'no-such-case'") == true)
+    }
+
+    @Test func helpListsTheCases() throws {
+        let result = try FaultlineBinary.run(["bench", "--help"])
+        #expect(result.status == 0)
+        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead"] {
+            #expect(result.stdout.contains(name), "help does not mention \(name)")
+        }
+    }
+}
