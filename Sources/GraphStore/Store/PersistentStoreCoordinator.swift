@@ -19,6 +19,9 @@ public final class PersistentStoreCoordinator: Sendable {
     public let events: EventHub
     private let mappings: [EntityMapping]
     private let mappingByName: [String: EntityMapping]
+    /// One read-only connection for faults and fetches, used without a pool checkout: one-row reads are the hot
+    /// path, and checking a reader out of GRDB's pool cost more than the read itself.
+    private let reader: DatabaseQueue?
     private let nextTemporaryKey = Atomic<Int64>(1)
     private let nextContextNumber = Atomic<Int>(1)
 
@@ -38,6 +41,7 @@ public final class PersistentStoreCoordinator: Sendable {
             EntityMapping(entity: $0, schema: store.schema, objectClass: classByEntity[$0.name] ?? ManagedObject.self)
         }
         self.mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+        self.reader = try? DatabaseQueue(path: store.path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
     }
 
     /// Opens (or creates) the store at `path` and puts a coordinator on it.
@@ -73,7 +77,8 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Runs `body` on a reading connection, without opening a transaction (as Core Data reads: row by row).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try store.database.unsafeReentrantRead(body)
+        if let reader { return try reader.inDatabase(body) }
+        return try store.database.unsafeReentrantRead(body)
     }
 
     /// Runs `body` in one write transaction.
