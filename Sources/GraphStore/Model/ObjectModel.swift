@@ -40,6 +40,13 @@ public struct ObjectModel: Hashable, Sendable {
         (1...entities.count).contains(number) ? entities[number - 1] : nil
     }
 
+    /// The entity, then its parent, up to its root.
+    public func lineage(of entity: Entity) -> [Entity] {
+        var chain = [entity]
+        while let parent = chain.last!.parentName.flatMap(self.entity(named:)) { chain.append(parent) }
+        return chain
+    }
+
     /// The root of an entity's inheritance chain (itself when it has no parent).
     public func root(of entity: Entity) -> Entity {
         self.entity(named: entity.rootName)!

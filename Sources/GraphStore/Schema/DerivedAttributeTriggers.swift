@@ -26,25 +26,17 @@ struct DerivedAttributeTriggers {
     }
 
     private func column(_ attribute: String, of entity: Entity) -> String {
-        var current: Entity? = entity
-        while let candidate = current {
-            if let column = layout.attributeColumns[StoreSchema.PropertyKey(entity: candidate.name, property: attribute)] {
-                return column
-            }
-            current = candidate.parentName.flatMap(model.entity(named:))
+        guard let column = layout.attributeColumn(attribute, of: entity) else {
+            preconditionFailure("attribute '\(attribute)' of '\(entity.name)' has no column")
         }
-        preconditionFailure("attribute '\(attribute)' of '\(entity.name)' has no column")
+        return column
     }
 
     private func storage(_ relationship: String, of entity: Entity) -> RelationshipStorage {
-        var current: Entity? = entity
-        while let candidate = current {
-            if let storage = layout.relationshipStorage[StoreSchema.PropertyKey(entity: candidate.name, property: relationship)] {
-                return storage
-            }
-            current = candidate.parentName.flatMap(model.entity(named:))
+        guard let storage = layout.storage(ofRelationship: relationship, of: entity) else {
+            preconditionFailure("relationship '\(relationship)' of '\(entity.name)' has no storage")
         }
-        preconditionFailure("relationship '\(relationship)' of '\(entity.name)' has no storage")
+        return storage
     }
 
     /// `WHEN` clause limiting a trigger on the source table to rows of the entity (and its sub-entities).

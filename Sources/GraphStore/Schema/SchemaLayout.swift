@@ -1,5 +1,5 @@
 /// Works out tables, columns, indexes and join tables for a model, following Core Data's naming.
-struct SchemaLayout {
+struct SchemaLayout: Sendable {
     let model: ObjectModel
     var tables: [EntityTable] = []
     var joinTables: [JoinTable] = []
@@ -117,16 +117,29 @@ struct SchemaLayout {
         tables.append(EntityTable(name: tableName, rootEntity: root.name, entityNumbers: members.map(\.number), columns: columns, indexes: indexes))
     }
 
-    /// The column of a property (attribute or to-one) of `entity` or an ancestor; columns are assigned before indexes.
-    private func storedColumn(_ property: String, of entity: Entity) -> String {
-        var current: Entity? = entity
-        while let candidate = current {
-            let key = StoreSchema.PropertyKey(entity: candidate.name, property: property)
-            if let column = attributeColumns[key] { return column }
-            if case .foreignKey(let column, _, _) = relationshipStorage[key] { return column }
-            current = candidate.parentName.flatMap(model.entity(named:))
+    /// The column of an attribute of `entity`, declared on it or an ancestor.
+    func attributeColumn(_ attribute: String, of entity: Entity) -> String? {
+        inherited(attributeColumns, attribute, of: entity)
+    }
+
+    /// Where a relationship of `entity`, declared on it or an ancestor, keeps its links.
+    func storage(ofRelationship relationship: String, of entity: Entity) -> RelationshipStorage? {
+        inherited(relationshipStorage, relationship, of: entity)
+    }
+
+    /// A property's entry, looked up on the entity and then its ancestors (properties are keyed by declaring entity).
+    private func inherited<Value>(_ table: [StoreSchema.PropertyKey: Value], _ property: String, of entity: Entity) -> Value? {
+        for candidate in model.lineage(of: entity) {
+            if let value = table[StoreSchema.PropertyKey(entity: candidate.name, property: property)] { return value }
         }
-        return "Z" + property.uppercased()
+        return nil
+    }
+
+    /// The column of an attribute or to-one, for indexes (columns are assigned before indexes are).
+    private func storedColumn(_ property: String, of entity: Entity) -> String {
+        if let column = attributeColumn(property, of: entity) { return column }
+        if case .foreignKey(let column, _, _)? = storage(ofRelationship: property, of: entity) { return column }
+        preconditionFailure("'\(property)' of '\(entity.name)' has no column")
     }
 
     /// A to-many whose inverse is a to-one is kept by the destination's foreign key.
@@ -222,11 +235,6 @@ struct SchemaLayout {
 
     /// The entity among `entity` and its ancestors that declares the relationship `name`.
     private func declaringEntity(of name: String, from entity: Entity) -> Entity {
-        var current = entity
-        while !current.declaration.relationships.contains(where: { $0.name == name }),
-              let parent = current.parentName.flatMap(model.entity(named:)) {
-            current = parent
-        }
-        return current
+        model.lineage(of: entity).first { $0.declaration.relationships.contains { $0.name == name } } ?? entity
     }
 }

@@ -10,9 +10,7 @@ public struct StoreSchema: Sendable {
     public let joinTables: [JoinTable]
     public let triggers: [TriggerDefinition]
 
-    private let tableIndexByEntity: [String: Int]
-    private let attributeColumns: [PropertyKey: String]
-    private let relationshipStorage: [PropertyKey: RelationshipStorage]
+    private let layout: SchemaLayout
 
     struct PropertyKey: Hashable, Sendable {
         let entity: String
@@ -26,26 +24,22 @@ public struct StoreSchema: Sendable {
         self.tables = layout.tables
         self.joinTables = layout.joinTables
         self.triggers = DerivedAttributeTriggers(model: model, layout: layout).definitions()
-        self.tableIndexByEntity = layout.tableIndexByEntity
-        self.attributeColumns = layout.attributeColumns
-        self.relationshipStorage = layout.relationshipStorage
+        self.layout = layout
     }
 
     /// The table holding the rows of `entity` (its root's table).
     public func table(for entity: String) -> EntityTable? {
-        tableIndexByEntity[entity].map { tables[$0] }
+        layout.tableIndexByEntity[entity].map { tables[$0] }
     }
 
     /// The column of a stored attribute (own or inherited) of `entity`.
     public func column(forAttribute attribute: String, of entity: String) -> String? {
-        guard let declaring = declaringEntity(of: attribute, in: entity) else { return nil }
-        return attributeColumns[PropertyKey(entity: declaring, property: attribute)]
+        model.entity(named: entity).flatMap { layout.attributeColumn(attribute, of: $0) }
     }
 
     /// Where the links of a relationship (own or inherited) of `entity` are kept.
     public func storage(forRelationship relationship: String, of entity: String) -> RelationshipStorage? {
-        guard let declaring = declaringEntity(of: relationship, in: entity) else { return nil }
-        return relationshipStorage[PropertyKey(entity: declaring, property: relationship)]
+        model.entity(named: entity).flatMap { layout.storage(ofRelationship: relationship, of: $0) }
     }
 
     /// Every statement that creates the store, in order: entity tables with their indexes, join tables with
@@ -68,18 +62,5 @@ public struct StoreSchema: Sendable {
     /// The statements as a script `sqlite3` runs as is.
     public var ddl: String {
         createStatements.map { $0 + ";\n" }.joined()
-    }
-
-    /// The entity that declares `property` among `entity` and its ancestors.
-    private func declaringEntity(of property: String, in entity: String) -> String? {
-        var current = model.entity(named: entity)
-        while let candidate = current {
-            if candidate.declaration.attributes.contains(where: { $0.name == property })
-                || candidate.declaration.relationships.contains(where: { $0.name == property }) {
-                return candidate.name
-            }
-            current = candidate.parentName.flatMap(model.entity(named:))
-        }
-        return nil
     }
 }

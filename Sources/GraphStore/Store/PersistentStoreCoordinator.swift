@@ -94,53 +94,48 @@ public final class PersistentStoreCoordinator: Sendable {
         _ db: Database, sql: String, arguments: [AttributeValue], cause: StatementCause, context: ContextID?,
         row: (OpaquePointer) throws -> Void
     ) throws -> Int {
-        let statement = try db.cachedStatement(sql: sql)
-        let handle = statement.sqliteStatement
         let start = ContinuousClock.now
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
-        SQLiteValues.bind(arguments, to: handle)
+        let handle = try prepare(db, sql: sql, arguments: arguments)
+        defer { sqlite3_reset(handle) }
         var count = 0
         while true {
             let code = sqlite3_step(handle)
-            if code == SQLITE_ROW {
-                count += 1
-                try row(handle)
-            } else if code == SQLITE_DONE {
+            guard code == SQLITE_ROW else {
+                guard code == SQLITE_DONE else { throw failure(db, code: code, sql: sql) }
                 break
-            } else {
-                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-                sqlite3_reset(handle)
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
             }
+            count += 1
+            try row(handle)
         }
-        let duration = ContinuousClock.now - start
-        sqlite3_reset(handle)
-        report(db, sql: sql, arguments: arguments, rows: count, duration: duration, cause: cause, context: context)
+        report(db, sql: sql, arguments: arguments, rows: count, duration: ContinuousClock.now - start, cause: cause, context: context)
         return count
     }
 
     /// Runs a statement that changes rows; reports one statement event. Returns the number of rows changed.
     @discardableResult
     func execute(_ db: Database, sql: String, arguments: [AttributeValue], cause: StatementCause, context: ContextID?) throws -> Int {
-        let statement = try db.cachedStatement(sql: sql)
-        let handle = statement.sqliteStatement
         let start = ContinuousClock.now
+        let handle = try prepare(db, sql: sql, arguments: arguments)
+        defer { sqlite3_reset(handle) }
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw failure(db, code: code, sql: sql) }
+        let changes = Int(sqlite3_changes(db.sqliteConnection))
+        report(db, sql: sql, arguments: arguments, rows: changes, duration: ContinuousClock.now - start, cause: cause, context: context)
+        return changes
+    }
+
+    /// A cached statement, reset and bound: steps run on it directly (GRDB keeps caching and errors).
+    private func prepare(_ db: Database, sql: String, arguments: [AttributeValue]) throws -> OpaquePointer {
+        let handle = try db.cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         SQLiteValues.bind(arguments, to: handle)
-        var code = sqlite3_step(handle)
-        while code == SQLITE_ROW { code = sqlite3_step(handle) }
-        guard code == SQLITE_DONE else {
-            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-            sqlite3_reset(handle)
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
-        }
-        let changes = Int(sqlite3_changes(db.sqliteConnection))
-        let duration = ContinuousClock.now - start
-        sqlite3_reset(handle)
-        report(db, sql: sql, arguments: arguments, rows: changes, duration: duration, cause: cause, context: context)
-        return changes
+        return handle
+    }
+
+    private func failure(_ db: Database, code: Int32, sql: String) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
     }
 
     private func report(_ db: Database, sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause, context: ContextID?) {
