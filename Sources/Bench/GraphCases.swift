@@ -64,12 +64,7 @@ final class GraphCases {
         let ids = store.itemIDs
         let expected = ids.count
         let faultline = BenchmarkVariant(name: "faultline") { stopwatch in
-            let context = ObjectContext(coordinator: coordinator, name: "bench")
-            let before = coordinator.events.counters.total
-            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
-            let cost = coordinator.events.counters.total.difference(since: before)
-            try Self.expectCacheHits(cost, count: expected)
-            return RunOutcome(checksum: sum, statements: cost.statements)
+            try Self.timeCacheHits(ids, on: coordinator, stopwatch)
         }
         let table = try store.rawDictionary()
         let keys = ids.map(\.primaryKey)
@@ -227,30 +222,31 @@ final class GraphCases {
             let tally = EventTally()
             let token = coordinator.events.addObserver { _ in tally.add() }
             defer { coordinator.events.removeObserver(token) }
-            let context = ObjectContext(coordinator: coordinator, name: "bench")
-            let before = coordinator.events.counters.total
-            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
-            let cost = coordinator.events.counters.total.difference(since: before)
-            try Self.expectCacheHits(cost, count: expected)
+            let outcome = try Self.timeCacheHits(ids, on: coordinator, stopwatch)
             guard tally.count == expected else {
                 throw BenchmarkError("the observer heard \(tally.count) events, expected \(expected)")
             }
-            return RunOutcome(checksum: sum, statements: cost.statements)
+            return outcome
         }
         let unobserved = BenchmarkVariant(name: "faultline-no-observer") { stopwatch in
             guard !coordinator.events.hasObservers else { throw BenchmarkError("an observer was left attached") }
-            let context = ObjectContext(coordinator: coordinator, name: "bench")
-            let before = coordinator.events.counters.total
-            let sum = stopwatch.time { Self.sumScores(of: ids, in: context) }
-            let cost = coordinator.events.counters.total.difference(since: before)
-            try Self.expectCacheHits(cost, count: expected)
-            return RunOutcome(checksum: sum, statements: cost.statements)
+            return try Self.timeCacheHits(ids, on: coordinator, stopwatch)
         }
         return PreparedCase(name: BenchmarkCaseName.observerOverhead.rawValue, target: "≤ 1.10×",
                             goal: .ratioAtMost(1.10), variants: [observed, unobserved])
     }
 
     // MARK: shared work
+
+    /// Times `sumScores` in a fresh context and checks every fault was a row-cache hit with no SQL.
+    static func timeCacheHits(_ ids: [ObjectID], on coordinator: PersistentStoreCoordinator, _ stopwatch: Stopwatch) throws -> RunOutcome {
+        let context = ObjectContext(coordinator: coordinator, name: "bench")
+        let before = coordinator.events.counters.total
+        let sum = stopwatch.time { sumScores(of: ids, in: context) }
+        let cost = coordinator.events.counters.total.difference(since: before)
+        try expectCacheHits(cost, count: ids.count)
+        return RunOutcome(checksum: sum, statements: cost.statements)
+    }
 
     /// Reads `score` through a fault for each ID in a context that has none of them yet; each object is released
     /// as soon as it is read, so a run costs creating, faulting, reading and releasing each one.
