@@ -1,3 +1,4 @@
+import Collections
 import Foundation
 
 /// One object of a context: a row of the store, a fault until a persistent value is read.
@@ -17,9 +18,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Persisted values; nil while the object is a fault (or has never been saved).
     var snapshot: RowSnapshot?
     /// Values set since the last save, by attribute slot.
-    var attributeChanges: [Int: AttributeValue] = [:]
+    var attributeChanges = SlotChanges<AttributeValue>()
     /// Destinations set since the last save, by to-one slot.
-    var toOneChanges: [Int: ObjectID?] = [:]
+    var toOneChanges = SlotChanges<ObjectID?>()
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
     var toManyStates: [Int: ToManyState] = [:]
     var transientValues: [String: AttributeValue] = [:]
@@ -36,7 +37,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     deinit {
-        context?.objectWillDisappear(objectID)
+        context?.objectWillDisappear(objectID, address: Unmanaged.passUnretained(self).toOpaque())
     }
 
     public final var entity: Entity { mapping.entity }
@@ -117,10 +118,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final func setAttributeValue(_ value: AttributeValue, forKey key: String) {
         switch slot(key) {
         case .attribute(let index):
-            guard let context else { return }
-            // As in Core Data, changing a fault fires it first: the version read now is the one the save checks.
-            fulfill(key: key)
-            context.willChange(self)
+            // A new object is tracked from its insert on; only a persisted one needs the context's attention.
+            if !isInsertedFlag {
+                guard let context else { return }
+                // As in Core Data, changing a fault fires it first: the version read now is the one the save checks.
+                fulfill(key: key)
+                context.willChange(self)
+            }
             attributeChanges[index] = value
         case .transient:
             transientValues[key] = value
@@ -178,9 +182,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Values changed since the last save, by key (to-ones as `ObjectID?`, to-manys as the changed member IDs).
     public final func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
-        for (index, value) in attributeChanges { result[mapping.attributes[index].name] = value.swiftValue as Any }
-        for (index, value) in toOneChanges { result[mapping.toOnes[index].name] = value as Any }
-        for (index, state) in toManyStates where state.hasChanges { result[mapping.toManys[index].name] = state.added.map(\.self) }
+        for (index, value) in attributeChanges.entries { result[mapping.attributes[index].name] = value.swiftValue as Any }
+        for (index, value) in toOneChanges.entries { result[mapping.toOnes[index].name] = value as Any }
+        for (index, state) in toManyStates where state.hasChanges { result[mapping.toManys[index].name] = Array(state.added) }
         return result
     }
 
@@ -217,9 +221,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func defaultValue(of index: Int) -> AttributeValue {
-        let attribute = mapping.attributes[index]
-        if attribute.description.isDerived, case .count = attribute.description.parsedDerivation { return .integer(0) }
-        return attribute.description.defaultValue.flatMap { AttributeValueText.parse($0, as: attribute.type) } ?? .null
+        mapping.defaultValues[index]
     }
 
     /// The value an attribute has now (changed, else persisted, else default for a new object), without firing.
@@ -235,7 +237,7 @@ struct ToManyState {
     /// Members in order, when the relationship fault has fired.
     var members: [ObjectID]?
     /// Added and removed since the last save (kept even while `members` is nil, so nothing needs fetching).
-    var added: [ObjectID] = []
+    var added: OrderedSet<ObjectID> = []
     var removed: Set<ObjectID> = []
     /// Whether the order of an ordered to-many changed and must be rewritten.
     var reordered = false
@@ -243,20 +245,19 @@ struct ToManyState {
     var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || reordered }
 
     mutating func add(_ id: ObjectID) {
-        if removed.remove(id) == nil, !added.contains(id) { added.append(id) }
-        if var list = members, !list.contains(id) {
-            list.append(id)
-            members = list
-        }
+        if removed.remove(id) == nil { added.append(id) }
+        if members?.contains(id) == false { members?.append(id) }
     }
 
     mutating func remove(_ id: ObjectID) {
-        if let position = added.firstIndex(of: id) {
-            added.remove(at: position)
-        } else {
-            removed.insert(id)
-        }
+        if added.remove(id) == nil { removed.insert(id) }
         members?.removeAll { $0 == id }
+    }
+
+    /// Adds or removes `id`; an ordered to-many then needs its positions written.
+    mutating func apply(_ id: ObjectID, adding: Bool, ordered: Bool) {
+        if adding { add(id) } else { remove(id) }
+        if ordered { reordered = true }
     }
 }
 

@@ -11,8 +11,11 @@ extension ObjectContext {
         if !object.isInserted && !object.objectID.isTemporary {
             loaded = fireRelationshipFault(object, toMany: index)
         }
-        loaded.removeAll { state.removed.contains($0) }
-        for id in state.added where !loaded.contains(id) { loaded.append(id) }
+        if !state.removed.isEmpty { loaded.removeAll { state.removed.contains($0) } }
+        if !state.added.isEmpty {
+            let present = Set(loaded)
+            for id in state.added where !present.contains(id) { loaded.append(id) }
+        }
         state.members = loaded
         object.toManyStates[index] = state
         return loaded
@@ -71,11 +74,9 @@ extension ObjectContext {
     /// Adds or removes `member` in a to-many of `owner`, recording join-table links and updating the inverse.
     func link(_ owner: ManagedObject, toMany index: Int, _ member: ManagedObject, adding: Bool, maintainInverse: Bool) {
         let toMany = owner.mapping.toManys[index]
-        var state = owner.toManyStates[index] ?? ToManyState()
-        if let members = state.members, members.contains(member.objectID) == adding { return }
-        if adding { state.add(member.objectID) } else { state.remove(member.objectID) }
-        if toMany.description.isOrdered { state.reordered = true }
-        owner.toManyStates[index] = state
+        if let members = owner.toManyStates[index]?.members, members.contains(member.objectID) == adding { return }
+        // Changed in place: copying the state out and back would copy its member lists on every add.
+        owner.toManyStates[index, default: ToManyState()].apply(member.objectID, adding: adding, ordered: toMany.description.isOrdered)
         willChange(owner)
         if case .joinTable(let table, _, _, _, let isSymmetric) = toMany.storage {
             recordLink(table: table, storage: toMany.storage, owner: owner.objectID, member: member.objectID, adding: adding)
@@ -145,11 +146,8 @@ extension ObjectContext {
     /// Adds or removes `other` in a to-many of `target` in memory only: a faulted to-many is not fetched, the change
     /// is recorded and merged when (if ever) it fires.
     private func updateToManyInMemory(_ target: ManagedObject, index: Int, toward other: ManagedObject, adding: Bool) {
-        var state = target.toManyStates[index] ?? ToManyState()
-        if adding { state.add(other.objectID) } else { state.remove(other.objectID) }
-        let toMany = target.mapping.toManys[index]
-        if toMany.description.isOrdered { state.reordered = true }
-        target.toManyStates[index] = state
+        let ordered = target.mapping.toManys[index].description.isOrdered
+        target.toManyStates[index, default: ToManyState()].apply(other.objectID, adding: adding, ordered: ordered)
         // The target now holds a change: track it so it is kept until saved, cleared by the save and undone by a
         // rollback. Only join-table links and positions are written from this side; a foreign key is written by its
         // row's owner, so a save runs no statement for the target itself.

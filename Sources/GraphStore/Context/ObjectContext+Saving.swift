@@ -20,21 +20,26 @@ extension ObjectContext {
         let updated = changedObjects.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasPersistentChanges }
         var statements = 0
         var permanentIDs: [ObjectID: ObjectID] = [:]
-        var newSnapshots: [RowSnapshot] = []
+        var insertedSnapshots: [RowSnapshot] = []
+        var updatedSnapshots: [RowSnapshot] = []
         var conflicts: [ObjectID] = []
         do {
             try coordinator.write { db in
                 let counted = CountingRunner(coordinator: coordinator, db: db, context: id)
                 permanentIDs = try allocateKeys(for: inserted, runner: counted)
-                func resolve(_ id: ObjectID?) -> ObjectID? { id.map { permanentIDs[$0] ?? $0 } }
+                func resolve(_ id: ObjectID?) -> ObjectID? {
+                    guard let id, id.isTemporary else { return id }
+                    return permanentIDs[id] ?? id
+                }
+                insertedSnapshots.reserveCapacity(inserted.count)
                 for object in inserted {
-                    newSnapshots.append(try insertRow(object, id: permanentIDs[object.objectID]!, resolve: resolve, runner: counted))
+                    insertedSnapshots.append(try insertRow(object, id: permanentIDs[object.objectID]!, resolve: resolve, runner: counted))
                 }
                 // Objects whose only changes are to-many links have no column to write (their links and positions
                 // are written below): updating their row would only fire their faults.
                 for object in updated where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
                     if let snapshot = try updateRow(object, resolve: resolve, runner: counted) {
-                        newSnapshots.append(snapshot)
+                        updatedSnapshots.append(snapshot)
                     } else {
                         conflicts.append(object.objectID)
                     }
@@ -58,7 +63,8 @@ extension ObjectContext {
             if let error = error as? ContextError { throw error }
             throw .store(String(describing: (error as? StoreError)?.description ?? PersistentStore.sqliteMessage(error)))
         }
-        didSave(inserted: inserted, updated: updated, deleted: deleted, permanentIDs: permanentIDs, snapshots: newSnapshots)
+        didSave(inserted: inserted, insertedSnapshots: insertedSnapshots, updated: updated, updatedSnapshots: updatedSnapshots,
+                deleted: deleted, permanentIDs: permanentIDs)
         coordinator.events.emit(.save(SaveEvent(inserted: inserted.count, updated: updated.count, deleted: deleted.count,
                                                 statements: statements, duration: ContinuousClock.now - start, succeeded: true)), context: id)
     }
@@ -127,11 +133,26 @@ extension ObjectContext {
         let db: Database
         let context: ContextID
         var count = 0
+        /// Each entity's INSERT, prepared on first use in this save (index: entity number - 1).
+        private var insertStatements: [OpaquePointer?]
 
         init(coordinator: PersistentStoreCoordinator, db: Database, context: ContextID) {
             self.coordinator = coordinator
             self.db = db
             self.context = context
+            self.insertStatements = Array(repeating: nil, count: coordinator.model.entities.count)
+        }
+
+        func insert(_ mapping: EntityMapping, id: ObjectID, values: [AttributeValue], keys: [ObjectID?]) throws {
+            count += 1
+            let statement: OpaquePointer
+            if let prepared = insertStatements[mapping.number - 1] {
+                statement = prepared
+            } else {
+                statement = try db.cachedStatement(sql: mapping.insertSQL).sqliteStatement
+                insertStatements[mapping.number - 1] = statement
+            }
+            try coordinator.insert(db, statement: statement, mapping: mapping, id: id, values: values, keys: keys, context: context)
         }
 
         @discardableResult
@@ -150,10 +171,10 @@ extension ObjectContext {
     private func allocateKeys(for inserted: [ManagedObject], runner: CountingRunner) throws -> [ObjectID: ObjectID] {
         var byRoot: OrderedDictionary<Int, [ManagedObject]> = [:]
         for object in inserted {
-            let root = model.root(of: object.entity).number
-            byRoot[root, default: []].append(object)
+            byRoot[object.mapping.rootNumber, default: []].append(object)
         }
         var result: [ObjectID: ObjectID] = [:]
+        result.reserveCapacity(inserted.count)
         for (root, objects) in byRoot {
             var maximum: Int64 = 0
             try runner.query("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX",
@@ -169,29 +190,13 @@ extension ObjectContext {
 
     private func insertRow(_ object: ManagedObject, id: ObjectID, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws -> RowSnapshot {
         let mapping = object.mapping
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var arguments: [AttributeValue] = [.integer(id.primaryKey), .integer(Int64(id.entityNumber)), .integer(1)]
         var values: [AttributeValue] = []
-        for (index, attribute) in mapping.attributes.enumerated() {
-            let value = object.currentValue(of: index)
-            values.append(value)
-            guard !attribute.description.isDerived else { continue }
-            columns.append(attribute.column)
-            arguments.append(value)
-        }
+        values.reserveCapacity(mapping.attributes.count)
+        for index in mapping.attributes.indices { values.append(object.currentValue(of: index)) }
         var keys: [ObjectID?] = []
-        for (index, toOne) in mapping.toOnes.enumerated() {
-            let destination = resolve(object.toOneChanges[index] ?? nil)
-            keys.append(destination)
-            columns.append(toOne.column)
-            arguments.append(destination.map { .integer($0.primaryKey) } ?? .null)
-            if let entityColumn = toOne.entityColumn {
-                columns.append(entityColumn)
-                arguments.append(destination.map { .integer(Int64($0.entityNumber)) } ?? .null)
-            }
-        }
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try runner.execute("INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments)
+        keys.reserveCapacity(mapping.toOnes.count)
+        for index in mapping.toOnes.indices { keys.append(resolve(object.toOneChanges[index] ?? nil)) }
+        try runner.insert(mapping, id: id, values: values, keys: keys)
         return RowSnapshot(objectID: id, version: 1, values: values, toOneKeys: keys)
     }
 
@@ -204,12 +209,12 @@ extension ObjectContext {
         var arguments: [AttributeValue] = []
         var values = snapshot.values
         var keys = snapshot.toOneKeys
-        for (index, value) in object.attributeChanges.sorted(by: { $0.key < $1.key }) {
+        for (index, value) in object.attributeChanges.entries {
             values[index] = value
             assignments.append("\(mapping.attributes[index].column) = ?")
             arguments.append(value)
         }
-        for (index, destination) in object.toOneChanges.sorted(by: { $0.key < $1.key }) {
+        for (index, destination) in object.toOneChanges.entries {
             let resolved = resolve(destination)
             keys[index] = resolved
             let toOne = mapping.toOnes[index]
@@ -274,7 +279,7 @@ extension ObjectContext {
             for (index, state) in object.toManyStates where state.reordered {
                 let toMany = object.mapping.toManys[index]
                 let owner = AttributeValue.integer(resolve(object.objectID)!.primaryKey)
-                let ordered = state.members ?? state.added
+                let ordered = state.members ?? Array(state.added)
                 let appendOnly = state.members == nil
                 for (position, member) in ordered.enumerated() {
                     let memberKey = AttributeValue.integer(resolve(member)!.primaryKey)
@@ -301,46 +306,49 @@ extension ObjectContext {
 
     /// After commit: new IDs, fresh snapshots in objects and the row cache, changes cleared; objects whose derived
     /// values the triggers recomputed become faults so they read the new values.
-    private func didSave(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-                         permanentIDs: [ObjectID: ObjectID], snapshots: [RowSnapshot]) {
-        let byID = Dictionary(uniqueKeysWithValues: snapshots.map { ($0.objectID, $0) })
-        var stale: [ManagedObject] = []
-        for object in inserted {
+    private func didSave(inserted: [ManagedObject], insertedSnapshots: [RowSnapshot], updated: [ManagedObject],
+                         updatedSnapshots: [RowSnapshot], deleted: [ManagedObject], permanentIDs: [ObjectID: ObjectID]) {
+        for (object, snapshot) in zip(inserted, insertedSnapshots) {
             let old = object.objectID
-            object.objectID = permanentIDs[old]!
+            object.objectID = snapshot.objectID
             object.isInsertedFlag = false
+            object.snapshot = snapshot
             reregister(object, from: old)
         }
-        // Every registered object's links may name temporary IDs: make them permanent.
+        // Links to new objects may name their temporary IDs. Only changed objects can hold such links (a link is a
+        // change), and every changed object is in `changedObjects`: make them permanent there.
         if !permanentIDs.isEmpty {
-            for object in registeredObjects {
-                for (index, change) in object.toOneChanges { object.toOneChanges[index] = change.map { permanentIDs[$0] ?? $0 } }
-                for (index, state) in object.toManyStates {
-                    var state = state
-                    state.members = state.members?.map { permanentIDs[$0] ?? $0 }
-                    state.added = state.added.map { permanentIDs[$0] ?? $0 }
-                    object.toManyStates[index] = state
+            func permanent(_ id: ObjectID) -> ObjectID { id.isTemporary ? permanentIDs[id] ?? id : id }
+            for object in changedObjects.values {
+                if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
+                for index in object.toManyStates.keys {
+                    object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
+                    object.toManyStates[index]!.added = OrderedSet(object.toManyStates[index]!.added.map(permanent))
                 }
             }
         }
+        let updatedByID = Dictionary(uniqueKeysWithValues: updatedSnapshots.map { ($0.objectID, $0) })
+        var stale: [ManagedObject] = []
         for object in inserted + updated {
-            if object.toManyStates.values.contains(where: \.hasChanges) || object.mapping.attributes.contains(where: { $0.description.isDerived }) {
-                stale.append(object)
-            }
-            object.snapshot = byID[object.objectID] ?? object.snapshot
+            // Derived values come from the store's triggers (a changed link may have moved a count): an object that
+            // has any re-reads them on next access.
+            if object.mapping.hasDerivedAttributes { stale.append(object) }
+            if let snapshot = updatedByID[object.objectID] { object.snapshot = snapshot }
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
-            for (index, state) in object.toManyStates {
-                object.toManyStates[index] = ToManyState(members: state.members)
+            if object.toManyStates.values.contains(where: \.hasChanges) {
+                for index in object.toManyStates.keys {
+                    object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)
+                }
             }
         }
-        coordinator.rowCache.insert(contentsOf: snapshots)
+        coordinator.rowCache.insert(contentsOf: insertedSnapshots)
+        coordinator.rowCache.insert(contentsOf: updatedSnapshots)
         for object in deleted {
             coordinator.rowCache.remove(object.objectID)
             unregister(object.objectID)
         }
-        // Objects on the other side of a changed link may carry derived counts: re-read them on next access.
-        for object in stale where object.mapping.attributes.contains(where: { $0.description.isDerived }) {
+        for object in stale {
             coordinator.rowCache.remove(object.objectID)
             object.snapshot = nil
         }

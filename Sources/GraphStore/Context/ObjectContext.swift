@@ -17,7 +17,7 @@ public final class ObjectContext {
     public let id: ContextID
 
     /// Every registered object, held weakly unless it has changes (so browsing many rows keeps few alive).
-    private var registry: [ObjectID: WeakObject] = [:]
+    private var registry: [ObjectID: RegisteredObject] = [:]
     /// Objects with unsaved changes, held strongly until saved or rolled back.
     var changedObjects: OrderedDictionary<ObjectID, ManagedObject> = [:]
     /// Join-table links to write: a link (in the table's primary-key column order) → true to insert, false to delete.
@@ -44,7 +44,7 @@ public final class ObjectContext {
     public var deletedObjects: [ManagedObject] { changedObjects.values.filter { $0.isDeleted && !$0.isInserted } }
 
     /// Objects registered now (alive), in no particular order.
-    public var registeredObjects: [ManagedObject] { registry.values.compactMap(\.object) }
+    public var registeredObjects: [ManagedObject] { registry.values.map(\.object) }
 
     public func uri(for id: ObjectID) -> String { coordinator.uri(for: id) }
 
@@ -160,12 +160,12 @@ public final class ObjectContext {
     // MARK: registry
 
     func register(_ object: ManagedObject) {
-        registry[object.objectID] = WeakObject(object)
+        registry[object.objectID] = RegisteredObject(object)
     }
 
-    /// Called as an unchanged object is released: forget its registry entry.
-    func objectWillDisappear(_ id: ObjectID) {
-        if let entry = registry[id], entry.object == nil { registry[id] = nil }
+    /// Called from an object's `deinit`: forget its registry entry (unless the ID now names another object).
+    func objectWillDisappear(_ id: ObjectID, address: UnsafeMutableRawPointer) {
+        if let index = registry.index(forKey: id), registry.values[index].refers(to: address) { registry.remove(at: index) }
     }
 
     /// Records that `object` is about to change, holding it strongly until saved.
@@ -175,7 +175,7 @@ public final class ObjectContext {
 
     func reregister(_ object: ManagedObject, from oldID: ObjectID) {
         registry[oldID] = nil
-        registry[object.objectID] = WeakObject(object)
+        registry[object.objectID] = RegisteredObject(object)
     }
 
     func unregister(_ id: ObjectID) {
@@ -189,8 +189,15 @@ public final class ObjectContext {
     }
 }
 
-/// A weak reference, so the registry does not keep unchanged objects alive.
-struct WeakObject {
-    weak var object: ManagedObject?
-    init(_ object: ManagedObject) { self.object = object }
+/// The registry's unretained reference: it does not keep an unchanged object alive, and it costs less than `weak`,
+/// which would give every object a side table. It never dangles: an object removes its own entry in `deinit`,
+/// and every other removal (reset, re-registration) only drops the entry.
+struct RegisteredObject {
+    private let reference: Unmanaged<ManagedObject>
+
+    init(_ object: ManagedObject) { reference = .passUnretained(object) }
+
+    var object: ManagedObject { reference.takeUnretainedValue() }
+
+    func refers(to address: UnsafeMutableRawPointer) -> Bool { reference.toOpaque() == address }
 }

@@ -59,6 +59,17 @@ public final class EntityMapping: Sendable {
     public let selectColumns: [String]
     /// `SELECT <selectList> FROM <TABLE> t0 WHERE t0.Z_PK = ?`: an object fault's statement.
     public let selectByPrimaryKey: String
+    /// `INSERT INTO <TABLE> (Z_PK, Z_ENT, Z_OPT, <stored columns>, <to-one columns>) VALUES (?, …)`: every stored
+    /// attribute but the derived ones (their triggers fill them), then each to-one's key and entity columns.
+    public let insertSQL: String
+    /// Positions in `attributes` of the attributes `insertSQL` binds, in its order.
+    let insertedAttributeIndexes: [Int]
+    /// The number of the root of this entity's hierarchy: it holds the `Z_PRIMARYKEY` row keys come from.
+    public let rootNumber: Int
+    /// Whether any attribute is derived (a count or copy the store's triggers keep).
+    public let hasDerivedAttributes: Bool
+    /// The value each stored attribute starts with in a new object (its model default, else null).
+    let defaultValues: [AttributeValue]
 
     public var name: String { entity.name }
     public var number: Int { entity.number }
@@ -110,6 +121,25 @@ public final class EntityMapping: Sendable {
         self.selectColumns = columns
         self.selectList = columns.joined(separator: ", ")
         self.selectByPrimaryKey = "SELECT \(selectList) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
+
+        var insertColumns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        let stored = self.attributes
+        let insertedAttributeIndexes = stored.indices.filter { !stored[$0].description.isDerived }
+        self.insertedAttributeIndexes = insertedAttributeIndexes
+        insertColumns += insertedAttributeIndexes.map { stored[$0].column }
+        for toOne in toOnes {
+            insertColumns.append(toOne.column)
+            if let entityColumn = toOne.entityColumn { insertColumns.append(entityColumn) }
+        }
+        let placeholders = Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")
+        self.insertSQL = "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(placeholders))"
+        self.rootNumber = model.root(of: entity).number
+        self.hasDerivedAttributes = stored.contains { $0.description.isDerived }
+        self.defaultValues = stored.map { attribute in
+            let description = attribute.description
+            if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }
+            return description.defaultValue.flatMap { AttributeValueText.parse($0, as: attribute.type) } ?? .null
+        }
     }
 
     public func slot(forKey key: String) -> Slot? { slotByKey[key] }

@@ -125,6 +125,47 @@ public final class PersistentStoreCoordinator: Sendable {
         return changes
     }
 
+    /// Inserts a new object's row with its entity's `insertSQL` on `handle` (prepared once per save by the caller),
+    /// binding straight from the values; reports one statement event, whose arguments are built only when someone
+    /// observes them.
+    func insert(
+        _ db: Database, statement handle: OpaquePointer, mapping: EntityMapping, id: ObjectID, values: [AttributeValue],
+        keys: [ObjectID?], context: ContextID?
+    ) throws {
+        let start = ContinuousClock.now
+        sqlite3_reset(handle)
+        sqlite3_bind_int64(handle, 1, id.primaryKey)
+        sqlite3_bind_int64(handle, 2, Int64(id.entityNumber))
+        sqlite3_bind_int64(handle, 3, 1)
+        var position: Int32 = 4
+        for index in mapping.insertedAttributeIndexes {
+            SQLiteValues.bind(values[index], at: position, to: handle)
+            position += 1
+        }
+        for (index, key) in keys.enumerated() {
+            if let key { sqlite3_bind_int64(handle, position, key.primaryKey) } else { sqlite3_bind_null(handle, position) }
+            position += 1
+            if mapping.toOnes[index].entityColumn != nil {
+                if let key { sqlite3_bind_int64(handle, position, Int64(key.entityNumber)) } else { sqlite3_bind_null(handle, position) }
+                position += 1
+            }
+        }
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw failure(db, code: code, sql: mapping.insertSQL) }
+        let changes = Int(sqlite3_changes(db.sqliteConnection))
+        var arguments: [AttributeValue] = []
+        if events.hasObservers {
+            arguments = [.integer(id.primaryKey), .integer(Int64(id.entityNumber)), .integer(1)]
+            arguments += mapping.insertedAttributeIndexes.map { values[$0] }
+            for (index, key) in keys.enumerated() {
+                arguments.append(key.map { .integer($0.primaryKey) } ?? .null)
+                if mapping.toOnes[index].entityColumn != nil { arguments.append(key.map { .integer(Int64($0.entityNumber)) } ?? .null) }
+            }
+        }
+        report(db, sql: mapping.insertSQL, arguments: arguments, rows: changes, duration: ContinuousClock.now - start, cause: .save, context: context)
+    }
+
     /// A cached statement, reset and bound: steps run on it directly (GRDB keeps caching and errors).
     private func prepare(_ db: Database, sql: String, arguments: [AttributeValue]) throws -> OpaquePointer {
         let handle = try db.cachedStatement(sql: sql).sqliteStatement
