@@ -21,6 +21,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var attributeChanges = SlotChanges<AttributeValue>()
     /// Destinations set since the last save, by to-one slot.
     var toOneChanges = SlotChanges<ObjectID?>()
+    /// An inserted object's row as it will be saved: every stored attribute (defaults until set) and every to-one.
+    /// The save hands both arrays to the new row's snapshot as they are, so a new object allocates no change
+    /// records. Empty for a persisted object.
+    var newValues: [AttributeValue] = []
+    var newKeys: [ObjectID?] = []
+    /// Which attributes of an inserted object were set, one bit per attribute slot (slots past 63 count as set
+    /// when their value differs from the default).
+    var newValuesSet: UInt64 = 0
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
     var toManyStates: [Int: ToManyState] = [:]
     var transientValues: [String: AttributeValue] = [:]
@@ -104,8 +112,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final func attributeValue(forKey key: String) -> AttributeValue {
         switch slot(key) {
         case .attribute(let index):
+            if isInsertedFlag { return newValues[index] }
             if let changed = attributeChanges[index] { return changed }
-            if isInsertedFlag { return defaultValue(of: index) }
             fulfill(key: key)
             return snapshot?.values[index] ?? .null
         case .transient:
@@ -119,12 +127,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         switch slot(key) {
         case .attribute(let index):
             // A new object is tracked from its insert on; only a persisted one needs the context's attention.
-            if !isInsertedFlag {
-                guard let context else { return }
-                // As in Core Data, changing a fault fires it first: the version read now is the one the save checks.
-                fulfill(key: key)
-                context.willChange(self)
+            if isInsertedFlag {
+                newValues[index] = value
+                if index < 64 { newValuesSet |= 1 << UInt64(index) }
+                return
             }
+            guard let context else { return }
+            // As in Core Data, changing a fault fires it first: the version read now is the one the save checks.
+            fulfill(key: key)
+            context.willChange(self)
             attributeChanges[index] = value
         case .transient:
             transientValues[key] = value
@@ -182,6 +193,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Values changed since the last save, by key (to-ones as `ObjectID?`, to-manys as the changed member IDs).
     public final func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
+        if isInsertedFlag {
+            // A new object's changes are the attributes set and the to-ones that point somewhere.
+            for (index, value) in newValues.enumerated()
+            where index < 64 ? newValuesSet & (1 << UInt64(index)) != 0 : value != mapping.defaultValues[index] {
+                result[mapping.attributes[index].name] = value.swiftValue as Any
+            }
+            for (index, key) in newKeys.enumerated() where key != nil { result[mapping.toOnes[index].name] = key as Any }
+        }
         for (index, value) in attributeChanges.entries { result[mapping.attributes[index].name] = value.swiftValue as Any }
         for (index, value) in toOneChanges.entries { result[mapping.toOnes[index].name] = value as Any }
         for (index, state) in toManyStates where state.hasChanges { result[mapping.toManys[index].name] = Array(state.added) }
@@ -214,8 +233,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func destinationID(ofToOne index: Int) -> ObjectID? {
+        if isInsertedFlag { return newKeys[index] }
         if let changed = toOneChanges[index] { return changed }
-        if isInsertedFlag { return nil }
         fulfill(key: mapping.toOnes[index].name)
         return snapshot?.toOneKeys[index] ?? nil
     }
@@ -226,9 +245,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The value an attribute has now (changed, else persisted, else default for a new object), without firing.
     func currentValue(of index: Int) -> AttributeValue {
+        if isInsertedFlag { return newValues[index] }
         if let changed = attributeChanges[index] { return changed }
-        if let snapshot { return snapshot.values[index] }
-        return isInsertedFlag ? defaultValue(of: index) : .null
+        return snapshot?.values[index] ?? .null
     }
 }
 

@@ -61,7 +61,11 @@ extension ObjectContext {
         let old = object.destinationID(ofToOne: index)
         guard old != destination?.objectID else { return }
         willChange(object)
-        object.toOneChanges[index] = .some(destination?.objectID)
+        if object.isInsertedFlag {
+            object.newKeys[index] = destination?.objectID
+        } else {
+            object.toOneChanges[index] = .some(destination?.objectID)
+        }
         guard maintainInverse, let inverseName = toOne.inverse else { return }
         if let old, let oldObject = registeredObject(for: old) ?? Optional(self.object(with: old)) {
             updateInverse(of: oldObject, named: inverseName, toward: object, adding: false)

@@ -15,11 +15,12 @@ extension ObjectContext {
         processPendingChanges()
         guard hasChanges else { return }
         let start = ContinuousClock.now
-        let inserted = changedObjects.values.filter { $0.isInserted && !$0.isDeleted }
+        let inserted = insertedObjects
         let deleted = changedObjects.values.filter { $0.isDeleted && !$0.isInserted }
         let updated = changedObjects.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasPersistentChanges }
         var statements = 0
-        var permanentIDs: [ObjectID: ObjectID] = [:]
+        /// `permanentIDs[i]` is the ID `inserted[i]` gets.
+        var permanentIDs: [ObjectID] = []
         var insertedSnapshots: [RowSnapshot] = []
         var updatedSnapshots: [RowSnapshot] = []
         var conflicts: [ObjectID] = []
@@ -29,11 +30,11 @@ extension ObjectContext {
                 permanentIDs = try allocateKeys(for: inserted, runner: counted)
                 func resolve(_ id: ObjectID?) -> ObjectID? {
                     guard let id, id.isTemporary else { return id }
-                    return permanentIDs[id] ?? id
+                    return Self.position(of: id, in: inserted).map { permanentIDs[$0] } ?? id
                 }
                 insertedSnapshots.reserveCapacity(inserted.count)
-                for object in inserted {
-                    insertedSnapshots.append(try insertRow(object, id: permanentIDs[object.objectID]!, resolve: resolve, runner: counted))
+                for (object, permanentID) in zip(inserted, permanentIDs) {
+                    insertedSnapshots.append(try insertRow(object, id: permanentID, resolve: resolve, runner: counted))
                 }
                 // Objects whose only changes are to-many links have no column to write (their links and positions
                 // are written below): updating their row would only fire their faults.
@@ -51,7 +52,8 @@ extension ObjectContext {
                     throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
                 }
                 try writeLinks(resolve: resolve, runner: counted)
-                try writeOrder(of: inserted + updated, resolve: resolve, runner: counted)
+                try writeOrder(of: inserted, resolve: resolve, runner: counted)
+                try writeOrder(of: updated, resolve: resolve, runner: counted)
                 statements = counted.count
             }
         } catch {
@@ -71,16 +73,19 @@ extension ObjectContext {
 
     /// Discards every unsaved change: inserted objects go, edits and deletions are undone.
     public func rollback() {
-        for object in changedObjects.values {
-            if object.isInserted {
-                unregister(object.objectID)
-                object.isDeletedFlag = true
-            }
+        for object in insertedList {
+            object.isDeletedFlag = true
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
-            object.isDeletedFlag = object.isInserted
         }
+        for object in changedObjects.values {
+            object.attributeChanges.removeAll()
+            object.toOneChanges.removeAll()
+            object.toManyStates.removeAll()
+            object.isDeletedFlag = false
+        }
+        insertedList.removeAll()
         changedObjects.removeAll()
         linkChanges.removeAll()
     }
@@ -117,12 +122,9 @@ extension ObjectContext {
     /// Marks an object deleted; the next save removes its row, its join-table links, and nullifies foreign keys
     /// pointing at it. (Delete rules beyond Nullify arrive with the delete-rules work.)
     public func delete(_ object: ManagedObject) {
+        // An inserted object stays in `insertedList`, flagged: the save skips it and lookups no longer find it.
         willChange(object)
         object.isDeletedFlag = true
-        if object.isInserted {
-            changedObjects[object.objectID] = nil
-            unregister(object.objectID)
-        }
     }
 
     // MARK: statements of a save
@@ -168,35 +170,33 @@ extension ObjectContext {
     }
 
     /// Reserves primary keys for new objects, one statement per root entity (`Z_MAX` is kept on roots).
-    private func allocateKeys(for inserted: [ManagedObject], runner: CountingRunner) throws -> [ObjectID: ObjectID] {
-        var byRoot: OrderedDictionary<Int, [ManagedObject]> = [:]
-        for object in inserted {
-            byRoot[object.mapping.rootNumber, default: []].append(object)
+    /// The permanent ID of each inserted object, in the order of `inserted`.
+    private func allocateKeys(for inserted: [ManagedObject], runner: CountingRunner) throws -> [ObjectID] {
+        // Positions in `inserted` by root entity, roots in order of first appearance.
+        var byRoot: OrderedDictionary<Int, [Int]> = [:]
+        for (position, object) in inserted.enumerated() {
+            byRoot[object.mapping.rootNumber, default: []].append(position)
         }
-        var result: [ObjectID: ObjectID] = [:]
-        result.reserveCapacity(inserted.count)
-        for (root, objects) in byRoot {
+        var result = inserted.map(\.objectID)
+        for (root, positions) in byRoot {
             var maximum: Int64 = 0
             try runner.query("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX",
-                             [.integer(Int64(objects.count)), .integer(Int64(root))]) { maximum = SQLiteValues.int64($0, 0) }
-            var next = maximum - Int64(objects.count)
-            for object in objects {
+                             [.integer(Int64(positions.count)), .integer(Int64(root))]) { maximum = SQLiteValues.int64($0, 0) }
+            var next = maximum - Int64(positions.count)
+            for position in positions {
                 next += 1
-                result[object.objectID] = ObjectID(entityNumber: object.objectID.entityNumber, primaryKey: next)
+                result[position] = ObjectID(entityNumber: inserted[position].objectID.entityNumber, primaryKey: next)
             }
         }
         return result
     }
 
     private func insertRow(_ object: ManagedObject, id: ObjectID, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws -> RowSnapshot {
-        let mapping = object.mapping
-        var values: [AttributeValue] = []
-        values.reserveCapacity(mapping.attributes.count)
-        for index in mapping.attributes.indices { values.append(object.currentValue(of: index)) }
-        var keys: [ObjectID?] = []
-        keys.reserveCapacity(mapping.toOnes.count)
-        for index in mapping.toOnes.indices { keys.append(resolve(object.toOneChanges[index] ?? nil)) }
-        try runner.insert(mapping, id: id, values: values, keys: keys)
+        // The object's own arrays become the snapshot's: nothing is copied unless a key must be made permanent.
+        let values = object.newValues
+        var keys = object.newKeys
+        for index in keys.indices where keys[index]?.isTemporary == true { keys[index] = resolve(keys[index]) }
+        try runner.insert(object.mapping, id: id, values: values, keys: keys)
         return RowSnapshot(objectID: id, version: 1, values: values, toOneKeys: keys)
     }
 
@@ -275,7 +275,7 @@ extension ObjectContext {
 
     /// Writes positions of ordered to-manys that changed: all members when loaded, appended ones otherwise.
     private func writeOrder(of objects: [ManagedObject], resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws {
-        for object in objects {
+        for object in objects where !object.toManyStates.isEmpty {
             for (index, state) in object.toManyStates where state.reordered {
                 let toMany = object.mapping.toManys[index]
                 let owner = AttributeValue.integer(resolve(object.objectID)!.primaryKey)
@@ -307,40 +307,52 @@ extension ObjectContext {
     /// After commit: new IDs, fresh snapshots in objects and the row cache, changes cleared; objects whose derived
     /// values the triggers recomputed become faults so they read the new values.
     private func didSave(inserted: [ManagedObject], insertedSnapshots: [RowSnapshot], updated: [ManagedObject],
-                         updatedSnapshots: [RowSnapshot], deleted: [ManagedObject], permanentIDs: [ObjectID: ObjectID]) {
-        for (object, snapshot) in zip(inserted, insertedSnapshots) {
-            let old = object.objectID
-            object.objectID = snapshot.objectID
-            object.isInsertedFlag = false
-            object.snapshot = snapshot
-            reregister(object, from: old)
-        }
+                         updatedSnapshots: [RowSnapshot], deleted: [ManagedObject], permanentIDs: [ObjectID]) {
         // Links to new objects may name their temporary IDs. Only changed objects can hold such links (a link is a
-        // change), and every changed object is in `changedObjects`: make them permanent there.
+        // change), and every changed object is inserted or in `changedObjects`: make them permanent there.
         if !permanentIDs.isEmpty {
-            func permanent(_ id: ObjectID) -> ObjectID { id.isTemporary ? permanentIDs[id] ?? id : id }
-            for object in changedObjects.values {
+            func permanent(_ id: ObjectID) -> ObjectID {
+                guard id.isTemporary, let position = Self.position(of: id, in: inserted) else { return id }
+                return permanentIDs[position]
+            }
+            func makePermanent(_ object: ManagedObject) {
                 if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
                 for index in object.toManyStates.keys {
                     object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
                     object.toManyStates[index]!.added = OrderedSet(object.toManyStates[index]!.added.map(permanent))
                 }
             }
+            for object in inserted where !object.toOneChanges.isEmpty || !object.toManyStates.isEmpty { makePermanent(object) }
+            for object in changedObjects.values where !object.toOneChanges.isEmpty || !object.toManyStates.isEmpty { makePermanent(object) }
+        }
+        registry.reserveCapacity(registry.count + inserted.count)
+        for (object, snapshot) in zip(inserted, insertedSnapshots) {
+            object.objectID = snapshot.objectID
+            object.isInsertedFlag = false
+            object.newValues = []
+            object.newKeys = []
+            object.newValuesSet = 0
+            object.snapshot = snapshot
+            register(object)
         }
         let updatedByID = Dictionary(uniqueKeysWithValues: updatedSnapshots.map { ($0.objectID, $0) })
         var stale: [ManagedObject] = []
-        for object in inserted + updated {
+        func clearChanges(_ object: ManagedObject) {
             // Derived values come from the store's triggers (a changed link may have moved a count): an object that
             // has any re-reads them on next access.
             if object.mapping.hasDerivedAttributes { stale.append(object) }
-            if let snapshot = updatedByID[object.objectID] { object.snapshot = snapshot }
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
-            if object.toManyStates.values.contains(where: \.hasChanges) {
+            if !object.toManyStates.isEmpty, object.toManyStates.values.contains(where: \.hasChanges) {
                 for index in object.toManyStates.keys {
                     object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)
                 }
             }
+        }
+        for object in inserted { clearChanges(object) }
+        for object in updated {
+            if let snapshot = updatedByID[object.objectID] { object.snapshot = snapshot }
+            clearChanges(object)
         }
         coordinator.rowCache.insert(contentsOf: insertedSnapshots)
         coordinator.rowCache.insert(contentsOf: updatedSnapshots)
@@ -352,6 +364,7 @@ extension ObjectContext {
             coordinator.rowCache.remove(object.objectID)
             object.snapshot = nil
         }
+        insertedList.removeAll()
         changedObjects.removeAll()
         linkChanges.removeAll()
     }

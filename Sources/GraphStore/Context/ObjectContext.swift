@@ -17,9 +17,13 @@ public final class ObjectContext {
     public let id: ContextID
 
     /// Every registered object, held weakly unless it has changes (so browsing many rows keeps few alive).
-    private var registry: [ObjectID: RegisteredObject] = [:]
-    /// Objects with unsaved changes, held strongly until saved or rolled back.
+    var registry: [ObjectID: RegisteredObject] = [:]
+    /// Persisted objects with unsaved changes, held strongly until saved or rolled back.
     var changedObjects: OrderedDictionary<ObjectID, ManagedObject> = [:]
+    /// Objects inserted since the last save, in insertion order, held strongly. Their temporary keys only grow
+    /// (`makeTemporaryID`), so the list is sorted by key and an ID is found by binary search: inserting needs no
+    /// hashing. Inserted objects deleted again stay here, flagged, until the save or rollback drops them.
+    var insertedList: [ManagedObject] = []
     /// Join-table links to write: a link (in the table's primary-key column order) → true to insert, false to delete.
     var linkChanges: OrderedDictionary<LinkKey, Bool> = [:]
 
@@ -37,14 +41,16 @@ public final class ObjectContext {
     public var model: ObjectModel { coordinator.model }
 
     /// Whether a save would write anything.
-    public var hasChanges: Bool { changedObjects.values.contains { $0.hasChanges } || !linkChanges.isEmpty }
+    public var hasChanges: Bool {
+        insertedList.contains { !$0.isDeletedFlag } || changedObjects.values.contains { $0.hasChanges } || !linkChanges.isEmpty
+    }
 
-    public var insertedObjects: [ManagedObject] { changedObjects.values.filter(\.isInserted) }
+    public var insertedObjects: [ManagedObject] { insertedList.filter { !$0.isDeletedFlag } }
     public var updatedObjects: [ManagedObject] { changedObjects.values.filter(\.isUpdated) }
     public var deletedObjects: [ManagedObject] { changedObjects.values.filter { $0.isDeleted && !$0.isInserted } }
 
     /// Objects registered now (alive), in no particular order.
-    public var registeredObjects: [ManagedObject] { registry.values.map(\.object) }
+    public var registeredObjects: [ManagedObject] { registry.values.map(\.object) + insertedObjects }
 
     public func uri(for id: ObjectID) -> String { coordinator.uri(for: id) }
 
@@ -56,13 +62,16 @@ public final class ObjectContext {
         precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(entity)'")
         let object = mapping.objectClass.init(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
         object.isInsertedFlag = true
-        register(object)
-        changedObjects[object.objectID] = object
+        // Shared until first set: copy-on-write gives the object its own row then.
+        object.newValues = mapping.defaultValues
+        object.newKeys = mapping.emptyKeys
+        insertedList.append(object)
         return object
     }
 
     /// The object for an ID: the registered one, or a new fault. No I/O.
     public func object(with id: ObjectID) -> ManagedObject {
+        if id.isTemporary, let object = insertedObject(for: id) { return object }
         if let object = registry[id]?.object { return object }
         let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
         let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)
@@ -72,7 +81,29 @@ public final class ObjectContext {
 
     /// The object for an ID if it is registered in this context; nil otherwise. No I/O.
     public func registeredObject(for id: ObjectID) -> ManagedObject? {
-        registry[id]?.object
+        if id.isTemporary { return insertedObject(for: id) }
+        return registry[id]?.object
+    }
+
+    /// The live inserted object with a temporary ID, by binary search of `insertedList`.
+    func insertedObject(for id: ObjectID) -> ManagedObject? {
+        guard let index = Self.position(of: id, in: insertedList) else { return nil }
+        let object = insertedList[index]
+        return object.isDeletedFlag ? nil : object
+    }
+
+    /// Where the object with temporary `id` sits in `list`, a list of inserted objects in insertion order (keys
+    /// allocated later are more negative).
+    static func position(of id: ObjectID, in list: [ManagedObject]) -> Int? {
+        var low = 0
+        var high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            let key = list[middle].objectID.primaryKey
+            if key == id.primaryKey { return list[middle].objectID == id ? middle : nil }
+            if key > id.primaryKey { low = middle + 1 } else { high = middle }
+        }
+        return nil
     }
 
     /// The object for an ID, filled from the row cache or the store; throws when its row does not exist.
@@ -165,17 +196,17 @@ public final class ObjectContext {
 
     /// Called from an object's `deinit`: forget its registry entry (unless the ID now names another object).
     func objectWillDisappear(_ id: ObjectID, address: UnsafeMutableRawPointer) {
-        if let index = registry.index(forKey: id), registry.values[index].refers(to: address) { registry.remove(at: index) }
+        // Inserted objects are never in the registry; otherwise one removal, put back in the rare case that the ID
+        // now names another object.
+        guard !id.isTemporary, let entry = registry.removeValue(forKey: id) else { return }
+        if !entry.refers(to: address) { registry[id] = entry }
     }
 
     /// Records that `object` is about to change, holding it strongly until saved.
     func willChange(_ object: ManagedObject) {
+        // An inserted object is held by `insertedList` already.
+        guard !object.isInsertedFlag else { return }
         if changedObjects[object.objectID] == nil { changedObjects[object.objectID] = object }
-    }
-
-    func reregister(_ object: ManagedObject, from oldID: ObjectID) {
-        registry[oldID] = nil
-        registry[object.objectID] = RegisteredObject(object)
     }
 
     func unregister(_ id: ObjectID) {
@@ -185,6 +216,7 @@ public final class ObjectContext {
     func forgetAll() {
         registry.removeAll()
         changedObjects.removeAll()
+        insertedList.removeAll()
         linkChanges.removeAll()
     }
 }

@@ -13,6 +13,12 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     public var isTemporary: Bool { primaryKey < 0 }
 
+    /// One word hashed, not two: IDs are hashed on every registry and change-tracking lookup. Keys stay below
+    /// 2^52 (temporary ones are small negatives) and entity numbers below 2^12, so distinct IDs rarely collide.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(bitPattern: primaryKey) ^ (UInt64(truncatingIfNeeded: entityNumber) << 52))
+    }
+
     /// `<entity number>/p<pk>` (or `t<n>` while temporary); use the context's `uri(for:)` for the full URI.
     public var description: String {
         isTemporary ? "\(entityNumber)/t\(-primaryKey)" : "\(entityNumber)/p\(primaryKey)"

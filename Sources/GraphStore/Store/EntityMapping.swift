@@ -70,6 +70,8 @@ public final class EntityMapping: Sendable {
     public let hasDerivedAttributes: Bool
     /// The value each stored attribute starts with in a new object (its model default, else null).
     let defaultValues: [AttributeValue]
+    /// A nil destination for every to-one: a new object's starting keys.
+    let emptyKeys: [ObjectID?]
 
     public var name: String { entity.name }
     public var number: Int { entity.number }
@@ -135,6 +137,7 @@ public final class EntityMapping: Sendable {
         self.insertSQL = "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(placeholders))"
         self.rootNumber = model.root(of: entity).number
         self.hasDerivedAttributes = stored.contains { $0.description.isDerived }
+        self.emptyKeys = Array(repeating: nil, count: toOnes.count)
         self.defaultValues = stored.map { attribute in
             let description = attribute.description
             if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }

@@ -63,6 +63,8 @@ public final class RowCache: Sendable {
         let batch = Array(snapshots)
         guard !batch.isEmpty else { return }
         state.withLock { state in
+            // Grow the index once, not by doubling as a save's worth of rows arrives.
+            state.index.reserveCapacity(Swift.min(state.capacity, state.index.count + batch.count))
             for snapshot in batch { state.insert(snapshot) }
         }
     }
