@@ -613,4 +613,36 @@ import Testing
             #expect(team.value(forKey: "membersCount") as? Int64 == 5)
         }
     }
+
+    @Test func addingTwiceToAnUnfaultedToManyAddsOnce() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let seed = fixture.context("seed")
+        _ = make(seed, "Class", "1-A")
+        _ = make(seed, "Student", "Aiko")
+        _ = make(seed, "Subject", "Art")
+        try seed.save()
+
+        let context = fixture.context()
+        let schoolClass = try find(context, "Class", "1-A")
+        let aiko = try find(context, "Student", "Aiko")
+        let art = try find(context, "Subject", "Art")
+        let budi = make(context, "Student", "Budi")
+        for _ in 0..<2 {
+            schoolClass.add(aiko, toKey: "students")
+            schoolClass.add(budi, toKey: "students")
+            art.add(aiko, toKey: "students")
+            art.add(budi, toKey: "students")
+        }
+        #expect(schoolClass.count(forKey: "students") == 2)
+        #expect(art.count(forKey: "students") == 2)
+        #expect(aiko.count(forKey: "subjects") == 1)
+        try context.save()
+        try reopened(fixture) { fresh in
+            let classMates = try find(fresh, "Class", "1-A").objects(forKey: "students")
+            let artStudents = try find(fresh, "Subject", "Art").objects(forKey: "students")
+            #expect(nameSet(classMates) == ["Aiko", "Budi"])
+            #expect(nameSet(artStudents) == ["Aiko", "Budi"])
+        }
+        #expect(try fixture.sqlRows("SELECT * FROM Z_3SUBJECTS").count == 2)
+    }
 }

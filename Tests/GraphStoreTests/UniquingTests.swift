@@ -181,4 +181,27 @@ import Testing
             try fixture.context("other").existingObject(with: ids[0])
         }
     }
+
+    @Test func savedObjectsNobodyHoldsAreReleasedAndHeldOnesStayUnique() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let context = fixture.context()
+        let kept = context.insert("Subject")
+        kept.setValue("Kept", forKey: "name")
+        for number in 1...50 {
+            context.insert("Subject").setValue("S\(number)", forKey: "name")
+        }
+        try context.save()
+        // The fifty nobody referenced are gone; the one held is registered under its permanent ID.
+        #expect(context.registeredObjects.map(\.objectID) == [kept.objectID])
+        #expect(context.object(with: kept.objectID) === kept)
+        let all = try context.fetch("Subject")
+        #expect(all.count == 51)
+        #expect(all.contains { $0 === kept })
+        // The released ones come back as new instances whose values the save put in the row cache: no SQL.
+        let cost = try fixture.measure {
+            let names = Set(all.map { $0.value(forKey: "name") as? String ?? "?" })
+            #expect(names.count == 51)
+        }
+        #expect(cost.statements == 0)
+    }
 }

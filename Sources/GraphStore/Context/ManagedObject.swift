@@ -34,6 +34,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var transientValues: [String: AttributeValue] = [:]
     var isInsertedFlag = false
     var isDeletedFlag = false
+    /// Set once the object enters its context's registry (it may have left it since): only then does its
+    /// `deinit` need to look there.
+    var isRegistered = false
     /// Set when the row behind a fault no longer exists.
     public final internal(set) var faultError: ContextError?
 
@@ -45,6 +48,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     deinit {
+        guard isRegistered else { return }
         context?.objectWillDisappear(objectID, address: Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -203,7 +207,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         for (index, value) in attributeChanges.entries { result[mapping.attributes[index].name] = value.swiftValue as Any }
         for (index, value) in toOneChanges.entries { result[mapping.toOnes[index].name] = value as Any }
-        for (index, state) in toManyStates where state.hasChanges { result[mapping.toManys[index].name] = Array(state.added) }
+        for (index, state) in toManyStates where state.hasChanges { result[mapping.toManys[index].name] = state.addedOnce }
         return result
     }
 
@@ -255,21 +259,32 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 struct ToManyState {
     /// Members in order, when the relationship fault has fired.
     var members: [ObjectID]?
-    /// Added and removed since the last save (kept even while `members` is nil, so nothing needs fetching).
-    var added: OrderedSet<ObjectID> = []
+    /// Added since the last save, in order (kept even while `members` is nil, so nothing needs fetching). Adding
+    /// is on the path of every new object that joins a to-many, so it is a plain append: an ID added twice appears
+    /// twice, and readers take `addedOnce`.
+    var added: [ObjectID] = []
     var removed: Set<ObjectID> = []
     /// Whether the order of an ordered to-many changed and must be rewritten.
     var reordered = false
 
     var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || reordered }
 
+    /// `added` without repeats, in order of first addition.
+    var addedOnce: [ObjectID] {
+        var seen = Set<ObjectID>(minimumCapacity: added.count)
+        return added.filter { seen.insert($0).inserted }
+    }
+
     mutating func add(_ id: ObjectID) {
-        if removed.remove(id) == nil { added.append(id) }
+        if removed.isEmpty || removed.remove(id) == nil { added.append(id) }
         if members?.contains(id) == false { members?.append(id) }
     }
 
     mutating func remove(_ id: ObjectID) {
-        if added.remove(id) == nil { removed.insert(id) }
+        // Rare next to adding (an object leaving a to-many it joined since the last save), so a scan will do.
+        let count = added.count
+        added.removeAll { $0 == id }
+        if added.count == count { removed.insert(id) }
         members?.removeAll { $0 == id }
     }
 

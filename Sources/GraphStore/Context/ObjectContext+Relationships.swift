@@ -13,8 +13,8 @@ extension ObjectContext {
         }
         if !state.removed.isEmpty { loaded.removeAll { state.removed.contains($0) } }
         if !state.added.isEmpty {
-            let present = Set(loaded)
-            for id in state.added where !present.contains(id) { loaded.append(id) }
+            var present = Set(loaded)
+            for id in state.added where present.insert(id).inserted { loaded.append(id) }
         }
         state.members = loaded
         object.toManyStates[index] = state
@@ -79,6 +79,12 @@ extension ObjectContext {
     func link(_ owner: ManagedObject, toMany index: Int, _ member: ManagedObject, adding: Bool, maintainInverse: Bool) {
         let toMany = owner.mapping.toManys[index]
         if let members = owner.toManyStates[index]?.members, members.contains(member.objectID) == adding { return }
+        if adding, maintainInverse, let inverseName = toMany.inverse, case .toOne(let inverseIndex)? = member.mapping.slot(forKey: inverseName) {
+            // The member's to-one is the stored link: setting it moves the member out of its previous owner and adds
+            // it here (once: nothing happens when it already points here).
+            setToOne(member, index: inverseIndex, to: owner, maintainInverse: true)
+            return
+        }
         // Changed in place: copying the state out and back would copy its member lists on every add.
         owner.toManyStates[index, default: ToManyState()].apply(member.objectID, adding: adding, ordered: toMany.description.isOrdered)
         willChange(owner)

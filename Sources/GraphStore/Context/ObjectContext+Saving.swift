@@ -15,7 +15,8 @@ extension ObjectContext {
         processPendingChanges()
         guard hasChanges else { return }
         let start = ContinuousClock.now
-        let inserted = insertedObjects
+        var inserted = insertedObjects
+        let temporaryIDs = inserted.map(\.objectID)
         let deleted = changedObjects.values.filter { $0.isDeleted && !$0.isInserted }
         let updated = changedObjects.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasPersistentChanges }
         var statements = 0
@@ -30,7 +31,7 @@ extension ObjectContext {
                 permanentIDs = try allocateKeys(for: inserted, runner: counted)
                 func resolve(_ id: ObjectID?) -> ObjectID? {
                     guard let id, id.isTemporary else { return id }
-                    return Self.position(of: id, in: inserted).map { permanentIDs[$0] } ?? id
+                    return Self.position(of: id, in: temporaryIDs).map { permanentIDs[$0] } ?? id
                 }
                 insertedSnapshots.reserveCapacity(inserted.count)
                 for (object, permanentID) in zip(inserted, permanentIDs) {
@@ -66,8 +67,11 @@ extension ObjectContext {
             throw .store(String(describing: (error as? StoreError)?.description ?? PersistentStore.sqliteMessage(error)))
         }
         didSave(inserted: inserted, insertedSnapshots: insertedSnapshots, updated: updated, updatedSnapshots: updatedSnapshots,
-                deleted: deleted, permanentIDs: permanentIDs)
-        coordinator.events.emit(.save(SaveEvent(inserted: inserted.count, updated: updated.count, deleted: deleted.count,
+                deleted: deleted, temporaryIDs: temporaryIDs, permanentIDs: permanentIDs)
+        let insertedCount = inserted.count
+        inserted = []
+        registerSavedObjects()
+        coordinator.events.emit(.save(SaveEvent(inserted: insertedCount, updated: updated.count, deleted: deleted.count,
                                                 statements: statements, duration: ContinuousClock.now - start, succeeded: true)), context: id)
     }
 
@@ -279,7 +283,7 @@ extension ObjectContext {
             for (index, state) in object.toManyStates where state.reordered {
                 let toMany = object.mapping.toManys[index]
                 let owner = AttributeValue.integer(resolve(object.objectID)!.primaryKey)
-                let ordered = state.members ?? Array(state.added)
+                let ordered = state.members ?? state.addedOnce
                 let appendOnly = state.members == nil
                 for (position, member) in ordered.enumerated() {
                     let memberKey = AttributeValue.integer(resolve(member)!.primaryKey)
@@ -307,51 +311,52 @@ extension ObjectContext {
     /// After commit: new IDs, fresh snapshots in objects and the row cache, changes cleared; objects whose derived
     /// values the triggers recomputed become faults so they read the new values.
     private func didSave(inserted: [ManagedObject], insertedSnapshots: [RowSnapshot], updated: [ManagedObject],
-                         updatedSnapshots: [RowSnapshot], deleted: [ManagedObject], permanentIDs: [ObjectID]) {
+                         updatedSnapshots: [RowSnapshot], deleted: [ManagedObject], temporaryIDs: [ObjectID], permanentIDs: [ObjectID]) {
         // Links to new objects may name their temporary IDs. Only changed objects can hold such links (a link is a
         // change), and every changed object is inserted or in `changedObjects`: make them permanent there.
-        if !permanentIDs.isEmpty {
-            func permanent(_ id: ObjectID) -> ObjectID {
-                guard id.isTemporary, let position = Self.position(of: id, in: inserted) else { return id }
-                return permanentIDs[position]
-            }
-            func makePermanent(_ object: ManagedObject) {
-                if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
-                for index in object.toManyStates.keys {
-                    object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
-                    object.toManyStates[index]!.added = OrderedSet(object.toManyStates[index]!.added.map(permanent))
-                }
-            }
-            for object in inserted where !object.toOneChanges.isEmpty || !object.toManyStates.isEmpty { makePermanent(object) }
-            for object in changedObjects.values where !object.toOneChanges.isEmpty || !object.toManyStates.isEmpty { makePermanent(object) }
+        func permanent(_ id: ObjectID) -> ObjectID {
+            guard id.isTemporary, let position = Self.position(of: id, in: temporaryIDs) else { return id }
+            return permanentIDs[position]
         }
-        registry.reserveCapacity(registry.count + inserted.count)
-        for (object, snapshot) in zip(inserted, insertedSnapshots) {
-            object.objectID = snapshot.objectID
-            object.isInsertedFlag = false
-            object.newValues = []
-            object.newKeys = []
-            object.newValuesSet = 0
-            object.snapshot = snapshot
-            register(object)
+        func makePermanent(_ object: ManagedObject) {
+            guard !permanentIDs.isEmpty else { return }
+            if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
+            // Only loaded members need it: every `added` list is cleared below, the changes being saved.
+            for index in object.toManyStates.keys where object.toManyStates[index]!.members != nil {
+                object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
+            }
         }
-        let updatedByID = Dictionary(uniqueKeysWithValues: updatedSnapshots.map { ($0.objectID, $0) })
         var stale: [ManagedObject] = []
+        /// Saved changes are no longer changes; derived values come from the store's triggers (a changed link may
+        /// have moved a count), so an object that has any re-reads them on next access.
         func clearChanges(_ object: ManagedObject) {
-            // Derived values come from the store's triggers (a changed link may have moved a count): an object that
-            // has any re-reads them on next access.
             if object.mapping.hasDerivedAttributes { stale.append(object) }
-            object.attributeChanges.removeAll()
-            object.toOneChanges.removeAll()
             if !object.toManyStates.isEmpty, object.toManyStates.values.contains(where: \.hasChanges) {
                 for index in object.toManyStates.keys {
                     object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)
                 }
             }
         }
-        for object in inserted { clearChanges(object) }
+        for object in changedObjects.values where !object.toOneChanges.isEmpty || !object.toManyStates.isEmpty {
+            makePermanent(object)
+        }
+        // One pass over the new objects (they may be many): their own changes live in `newValues` and `newKeys`,
+        // now handed to their snapshots.
+        for (position, object) in inserted.enumerated() {
+            if !object.toManyStates.isEmpty { makePermanent(object) }
+            object.objectID = insertedSnapshots[position].objectID
+            object.isInsertedFlag = false
+            object.newValues = []
+            object.newKeys = []
+            object.newValuesSet = 0
+            object.snapshot = insertedSnapshots[position]
+            clearChanges(object)
+        }
+        let updatedByID = Dictionary(uniqueKeysWithValues: updatedSnapshots.map { ($0.objectID, $0) })
         for object in updated {
             if let snapshot = updatedByID[object.objectID] { object.snapshot = snapshot }
+            object.attributeChanges.removeAll()
+            object.toOneChanges.removeAll()
             clearChanges(object)
         }
         coordinator.rowCache.insert(contentsOf: insertedSnapshots)
@@ -364,8 +369,18 @@ extension ObjectContext {
             coordinator.rowCache.remove(object.objectID)
             object.snapshot = nil
         }
-        insertedList.removeAll()
         changedObjects.removeAll()
         linkChanges.removeAll()
+    }
+
+    /// Moves the objects a save just inserted from `insertedList` to the registry, where they are held weakly like
+    /// any unchanged object. One that nothing else references would be released at once, so it is not registered
+    /// at all: saving many new objects nobody kept costs no registry traffic. (The caller drops its own list of
+    /// them first, so the test of unique reference sees only references held outside the context.)
+    private func registerSavedObjects() {
+        for index in insertedList.indices where !insertedList[index].isInsertedFlag {
+            if !isKnownUniquelyReferenced(&insertedList[index]) { register(insertedList[index]) }
+        }
+        insertedList.removeAll()
     }
 }

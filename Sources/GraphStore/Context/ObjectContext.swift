@@ -95,13 +95,22 @@ public final class ObjectContext {
     /// Where the object with temporary `id` sits in `list`, a list of inserted objects in insertion order (keys
     /// allocated later are more negative).
     static func position(of id: ObjectID, in list: [ManagedObject]) -> Int? {
+        position(of: id, count: list.count) { list[$0].objectID }
+    }
+
+    /// The same search over the objects' IDs.
+    static func position(of id: ObjectID, in ids: [ObjectID]) -> Int? {
+        position(of: id, count: ids.count) { ids[$0] }
+    }
+
+    private static func position(of id: ObjectID, count: Int, idAt: (Int) -> ObjectID) -> Int? {
         var low = 0
-        var high = list.count
+        var high = count
         while low < high {
             let middle = (low + high) / 2
-            let key = list[middle].objectID.primaryKey
-            if key == id.primaryKey { return list[middle].objectID == id ? middle : nil }
-            if key > id.primaryKey { low = middle + 1 } else { high = middle }
+            let found = idAt(middle)
+            if found.primaryKey == id.primaryKey { return found == id ? middle : nil }
+            if found.primaryKey > id.primaryKey { low = middle + 1 } else { high = middle }
         }
         return nil
     }
@@ -191,6 +200,7 @@ public final class ObjectContext {
     // MARK: registry
 
     func register(_ object: ManagedObject) {
+        object.isRegistered = true
         registry[object.objectID] = RegisteredObject(object)
     }
 

@@ -44,6 +44,10 @@ public final class EntityMapping: Sendable {
     /// Transient attributes: kept in memory only.
     public let transientAttributes: [String]
     private let slotByKey: [String: Slot]
+    /// The same keys as a list: comparing a key with a few short names (Swift keeps names of up to 15 UTF-8 bytes
+    /// inline, so each comparison is two machine words) is faster than hashing it, and a key is looked up on
+    /// every value set or read by name.
+    private let slotList: [(key: String, slot: Slot)]
 
     /// Where a key's value lives in an object.
     public enum Slot: Sendable, Equatable {
@@ -113,6 +117,7 @@ public final class EntityMapping: Sendable {
         for name in transientAttributes { slots[name] = .transient }
         for relationship in entity.relationships where relationship.isTransient { slots[relationship.name] = .transient }
         self.slotByKey = slots
+        self.slotList = slots.sorted { $0.key < $1.key }.map { (key: $0.key, slot: $0.value) }
 
         var columns = [tableHasSubentities ? "t0.Z_ENT" : "0", "t0.Z_PK", "t0.Z_OPT"]
         columns += attributes.map { "t0.\($0.column)" }
@@ -145,7 +150,11 @@ public final class EntityMapping: Sendable {
         }
     }
 
-    public func slot(forKey key: String) -> Slot? { slotByKey[key] }
+    public func slot(forKey key: String) -> Slot? {
+        guard slotList.count <= 24 else { return slotByKey[key] }
+        for entry in slotList where entry.key == key { return entry.slot }
+        return nil
+    }
 
 }
 
