@@ -1,4 +1,5 @@
 import Foundation
+import GraphStore
 
 /// Runs benchmark cases: one warm-up run per variant (not counted, but its output is compared across variants),
 /// then `runs` timed rounds in which every variant runs once, interleaved so that drift in the machine's speed
@@ -7,10 +8,13 @@ public struct BenchmarkRunner {
     public let quick: Bool
     /// Timed runs per variant.
     public let runs: Int
+    /// Called with every coordinator a case opens (to attach an SQL debug log, say), before it is used.
+    public let opened: (PersistentStoreCoordinator) -> Void
 
-    public init(quick: Bool, runs: Int? = nil) {
+    public init(quick: Bool, runs: Int? = nil, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) {
         self.quick = quick
         self.runs = max(1, runs ?? (quick ? 2 : 5))
+        self.opened = opened
     }
 
     /// Runs the named cases (in the order given, each once), building their stores in a temporary folder that is
@@ -29,7 +33,7 @@ public struct BenchmarkRunner {
         var results: [CaseResult] = []
         // Scoped so every store and connection is released before the folder goes.
         do {
-            let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick) }
+            let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick, opened: opened) }
             for name in selected {
                 progress("\(name.rawValue): preparing")
                 let prepared = try Self.describingFailures(name.rawValue) { try cases.prepare(name) }

@@ -19,10 +19,13 @@ final class GraphCases {
     let rows: ItemRows
     private var shared: SharedStore?
     private var nextFileNumber = 0
+    /// Hears every coordinator the cases open.
+    let opened: (PersistentStoreCoordinator) -> Void
 
-    init(folder: URL, quick: Bool) throws {
+    init(folder: URL, quick: Bool, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) throws {
         self.folder = folder
         self.quick = quick
+        self.opened = opened
         self.rowCount = quick ? 10_000 : 100_000
         self.model = try Self.makeModel()
         self.rows = ItemRows(count: rowCount, groupCount: groupCount)
@@ -141,6 +144,7 @@ final class GraphCases {
             // Run in a function of its own so the coordinator and its connections are gone before the file is removed.
             func insertAndSave() throws -> Int {
                 let coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: expected + groupCount + 1_000)
+                opened(coordinator)
                 let groupIDs = try Self.insertGroups(groupCount, into: coordinator)
                 let before = coordinator.events.counters.total
                 let context = ObjectContext(coordinator: coordinator, name: "bench")
@@ -279,7 +283,7 @@ final class GraphCases {
 
     private func sharedStore() throws -> SharedStore {
         if let shared { return shared }
-        let store = try SharedStore(path: newStorePath("shared"), model: model, rows: rows, groupCount: groupCount)
+        let store = try SharedStore(path: newStorePath("shared"), model: model, rows: rows, groupCount: groupCount, opened: opened)
         shared = store
         return store
     }
@@ -304,9 +308,10 @@ final class SharedStore {
     let itemIDs: [ObjectID]
     let columns: ItemColumns
 
-    init(path: String, model: ObjectModel, rows: ItemRows, groupCount: Int) throws {
+    init(path: String, model: ObjectModel, rows: ItemRows, groupCount: Int, opened: (PersistentStoreCoordinator) -> Void) throws {
         self.path = path
         self.coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: rows.count + groupCount + 1_000)
+        opened(coordinator)
         self.columns = try ItemColumns(model: model)
         let groupIDs = try GraphCases.insertGroups(groupCount, into: coordinator)
         let context = ObjectContext(coordinator: coordinator, name: "seed")

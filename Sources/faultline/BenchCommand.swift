@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bench
 import Foundation
+import GraphStore
 
 /// `faultline bench`: times the object graph's hot paths against the raw SQLite C API doing the same work.
 struct BenchCommand: ParsableCommand {
@@ -26,6 +27,8 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("case"), help: ArgumentHelp("Run only this case (repeatable).", valueName: "name"))
     var cases: [String] = []
 
+    @OptionGroup var sqlDebug: SQLDebugOptions
+
     static var build: String {
         #if DEBUG
         "debug"
@@ -49,14 +52,26 @@ struct BenchCommand: ParsableCommand {
             Self.printError("warning: this is a debug build; its numbers mean little (build with 'swift build -c release')")
         }
         let showProgress = !json
+        // The log sees every coordinator the cases open; its cost lands in their times, so say so.
+        var logs: [SQLDebugLog] = []
+        var sink: FileHandle?
+        if try sqlDebug.effectiveLevel() != nil {
+            sink = try sqlDebug.openSink()
+            Self.printError("warning: the SQL debug log is on; its cost is part of every time below")
+        }
+        let runner = BenchmarkRunner(quick: quick) { [sqlDebug] coordinator in
+            // The level and the sink were checked above, so attaching cannot fail here.
+            if let sink, let log = try? sqlDebug.attach(to: coordinator, sink: sink) { logs.append(log) }
+        }
         let report: BenchmarkReport
         do {
-            report = try BenchmarkRunner(quick: quick).run(selected, build: Self.build) { line in
+            report = try runner.run(selected, build: Self.build) { line in
                 if showProgress { Self.printError(line) }
             }
         } catch {
             throw CommandFailure(error.description)
         }
+        withExtendedLifetime(logs) {}
         if json {
             print(report.json())
         } else {

@@ -28,18 +28,20 @@ struct SQLDebugOptions: ParsableArguments {
         }
     }
 
-    /// Attaches a log to the coordinator's events when a level is in force. The returned log must be kept alive.
-    func attach(to coordinator: PersistentStoreCoordinator) throws(CommandFailure) -> SQLDebugLog? {
-        guard let level = try effectiveLevel() else { return nil }
-        let sink: FileHandle
-        if let logFile {
-            guard FileManager.default.createFile(atPath: logFile, contents: nil), let handle = FileHandle(forWritingAtPath: logFile) else {
-                throw CommandFailure("\(logFile): cannot write the SQL log here")
-            }
-            sink = handle
-        } else {
-            sink = FileHandle.standardError
+    /// Where the log goes: the `--sql-log` file (created or emptied now), else stderr.
+    func openSink() throws(CommandFailure) -> FileHandle {
+        guard let logFile else { return FileHandle.standardError }
+        guard FileManager.default.createFile(atPath: logFile, contents: nil), let handle = FileHandle(forWritingAtPath: logFile) else {
+            throw CommandFailure("\(logFile): cannot write the SQL log here")
         }
+        return handle
+    }
+
+    /// Attaches a log to the coordinator's events when a level is in force, writing to `sink` (by default a new
+    /// one from `openSink()`). The returned log must be kept alive.
+    func attach(to coordinator: PersistentStoreCoordinator, sink: FileHandle? = nil) throws(CommandFailure) -> SQLDebugLog? {
+        guard let level = try effectiveLevel() else { return nil }
+        let sink = if let sink { sink } else { try openSink() }
         let log = SQLDebugLog(level: level, uri: { [coordinator] in coordinator.uri(for: $0) }, write: { line in
             sink.write(Data((line + "\n").utf8))
         })

@@ -58,4 +58,31 @@ import Testing
             #expect(result.stdout.contains(name), "help does not mention \(name)")
         }
     }
+
+    @Test func sqlDebugLogGoesToTheGivenFile() throws {
+        let folder = try TemporaryFolder()
+        let log = folder.path("sql.log")
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "fault-from-sqlite", "--sql-debug", "3", "--sql-log", log])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("the SQL debug log is on"))
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        // Level 3: statements with their timing, bound values, and one annotation per fault fulfilled from the database.
+        #expect(lines.contains { $0.hasPrefix("CoreData: sql: SELECT ") && $0.hasSuffix("WHERE t0.Z_PK = ?") })
+        #expect(lines.contains { $0.hasPrefix("CoreData: details: SQLite bind[0] = ") })
+        #expect(lines.filter { $0.hasPrefix("CoreData: annotation: fault fulfilled from database for : x-coredata://") }.count >= 10_000)
+    }
+
+    @Test func badSQLDebugLevelsAreOneErrorLine() throws {
+        for (arguments, environment, message) in [
+            (["--sql-debug", "9"], [String: String](), "error: --sql-debug must be a level from 1 to 4, not 9"),
+            ([], ["FAULTLINE_SQL_DEBUG": "x"], "error: FAULTLINE_SQL_DEBUG must be a level from 1 to 4, not 'x'"),
+            (["--sql-debug", "1", "--sql-log", "/nonexistent/folder/sql.log"], [:], "error: /nonexistent/folder/sql.log: cannot write the SQL log here"),
+        ] {
+            let result = try FaultlineBinary.run(["bench", "--quick", "--case", "fault-from-cache"] + arguments, environment: environment)
+            #expect(result.status != 0)
+            let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+            #expect(errors.count == 1)
+            #expect(errors.first.map { $0.hasPrefix(message) } == true, "\(errors)")
+        }
+    }
 }
