@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "GraphStore", targets: ["GraphStore"]),
+        .library(name: "ChatFixture", targets: ["ChatFixture"]),
         .executable(name: "faultline", targets: ["faultline"]),
     ],
     dependencies: [
@@ -24,9 +25,14 @@ let package = Package(
             ]
         ),
         .target(
+            name: "ChatFixture",
+            dependencies: ["GraphStore"]
+        ),
+        .target(
             name: "Bench",
             dependencies: [
                 "GraphStore",
+                "ChatFixture",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -37,6 +43,7 @@ let package = Package(
             name: "faultline",
             dependencies: [
                 "GraphStore",
+                "ChatFixture",
                 "Bench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -45,7 +52,7 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GraphStore", "ChatFixture", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Models"]
         ),
         .testTarget(
