@@ -39,17 +39,35 @@ public struct ModelIdentity: Equatable, Sendable {
         }
     }
 
-    /// The binary property list stored in `Z_METADATA.Z_PLIST`.
+    /// The binary property list stored in `Z_METADATA.Z_PLIST`. Written through `PropertyListEncoder`, whose output
+    /// is the same bytes on every run (serializing a `[String: Any]` follows the dictionary's per-process order), so
+    /// two stores made alike are identical files.
     public func metadataPropertyList() -> Data {
-        let plist: [String: Any] = [
-            "NSStoreType": "SQLite",
-            "NSStoreModelVersionHashes": entityHashes,
-            "NSStoreModelVersionHashesVersion": 3,
-            "NSStoreModelVersionIdentifiers": [""],
-            Self.formatKey: Self.formatVersion,
-        ]
-        // Serializing a dictionary of strings, numbers, arrays and data cannot fail.
-        return try! PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .binary
+        // Strings, numbers, arrays and data always encode.
+        return try! encoder.encode(Metadata(hashes: entityHashes))
+    }
+
+    private struct Metadata: Encodable {
+        let hashes: [String: Data]
+
+        enum Keys: String, CodingKey {
+            case storeType = "NSStoreType"
+            case hashes = "NSStoreModelVersionHashes"
+            case hashesVersion = "NSStoreModelVersionHashesVersion"
+            case identifiers = "NSStoreModelVersionIdentifiers"
+            case format = "FaultlineStoreFormat"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("SQLite", forKey: .storeType)
+            try container.encode(hashes, forKey: .hashes)
+            try container.encode(3, forKey: .hashesVersion)
+            try container.encode([""], forKey: .identifiers)
+            try container.encode(ModelIdentity.formatVersion, forKey: .format)
+        }
     }
 
     /// Reads the metadata property list; `nil` identity when the store was not written by Faultline.

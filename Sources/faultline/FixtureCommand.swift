@@ -1,0 +1,126 @@
+import ArgumentParser
+import ChatFixture
+import Foundation
+
+/// `faultline fixture generate`: a chat store with a messenger's shape, the same for the same seed.
+struct FixtureCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fixture",
+        abstract: "Make chat stores to browse and measure.",
+        subcommands: [Generate.self]
+    )
+
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Generate a chat store: users, direct and group chats, members, messages and all that hangs off them.",
+            discussion: """
+                The same seed and sizes give the same store, byte for byte (its UUID and every timestamp come from the \
+                seed, not the clock). Names and messages are in Japanese, Thai, Traditional Chinese, Indonesian, \
+                Korean and English. The store is built in a temporary file beside PATH and moved into place when \
+                complete.
+                """
+        )
+
+        @Option(help: ArgumentHelp("Where to write the store.", valueName: "path"))
+        var out: String
+
+        @Option(help: "Seed of the generator.")
+        var seed: UInt64 = FixtureOptions.defaults.seed
+
+        @Option(help: "Number of users (user 1 is \"me\").")
+        var users: Int = FixtureOptions.defaults.users
+
+        @Option(help: "Number of chats, direct and group.")
+        var chats: Int = FixtureOptions.defaults.chats
+
+        @Option(help: "Number of messages in all.")
+        var messages: Int = FixtureOptions.defaults.messages
+
+        @Flag(help: "Replace PATH if it exists.")
+        var force = false
+
+        func run() throws {
+            let options = FixtureOptions(seed: seed, users: users, chats: chats, messages: messages)
+            let summary = try FixtureWriting.generate(options, to: out, replacing: force)
+            print(FixtureWriting.describe(summary, path: out))
+        }
+    }
+}
+
+/// Generation as the commands run it: checks, progress on stderr, one-line errors.
+enum FixtureWriting {
+    static func generate(_ options: FixtureOptions, to path: String, replacing: Bool) throws(CommandFailure) -> FixtureSummary {
+        do {
+            try options.validate()
+        } catch {
+            throw CommandFailure(error.description)
+        }
+        let target = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw CommandFailure("\(path): is a folder, not a store file") }
+            if !replacing { throw CommandFailure("\(path): already exists (use --force to replace it)") }
+        }
+        let folder = target.deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw CommandFailure("\(path): the folder \(folder) does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw CommandFailure("\(path): the folder \(folder) is not writable")
+        }
+        let corpus: ChatCorpus
+        do {
+            corpus = try ChatCorpus.load()
+        } catch {
+            throw CommandFailure(error.description)
+        }
+        let bar = ProgressBar()
+        do {
+            let summary = try FixtureGenerator(options: options, corpus: corpus).generate(to: path) { bar.show($0) }
+            bar.finish()
+            return summary
+        } catch {
+            bar.finish()
+            throw CommandFailure(error.description)
+        }
+    }
+
+    static func describe(_ summary: FixtureSummary, path: String) -> String {
+        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
+        return "\(path): \(number(summary.users)) users, \(number(summary.chats)) chats (\(number(summary.groups)) groups, "
+            + "\(number(summary.members)) members), \(number(summary.messages)) messages, \(number(summary.reactions)) reactions, "
+            + "\(number(summary.attachments)) attachments, \(number(summary.receipts)) read receipts, \(number(summary.folders)) folders"
+    }
+}
+
+/// Progress on stderr: a bar redrawn in place on a terminal, a plain line per phase step otherwise.
+final class ProgressBar {
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private var lastLine = ""
+    private var drawn = false
+
+    func show(_ progress: FixtureProgress) {
+        let fraction = progress.total == 0 ? 1 : Double(progress.done) / Double(progress.total)
+        if isTerminal {
+            let width = 30
+            let filled = Int(fraction * Double(width))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let line = "\(progress.phase.padding(toLength: 8, withPad: " ", startingAt: 0)) \(bar) \(Int(fraction * 100))% (\(progress.done)/\(progress.total))"
+            guard line != lastLine else { return }
+            lastLine = line
+            drawn = true
+            FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
+        } else {
+            // Plain lines: each phase at every tenth.
+            let line = "\(progress.phase): \(Int(fraction * 10) * 10)%"
+            guard line != lastLine else { return }
+            lastLine = line
+            FileHandle.standardError.write(Data("\(line)\n".utf8))
+        }
+    }
+
+    func finish() {
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        drawn = false
+    }
+}
