@@ -15,7 +15,7 @@ struct Faultline: ParsableCommand {
             Run 'faultline help <command>' for the options of a command.
             """,
         version: "faultline \(version)",
-        subcommands: [ModelCommand.self, BenchCommand.self]
+        subcommands: [ModelCommand.self, FixtureCommand.self, BenchCommand.self]
     )
 
     static func main() {
