@@ -46,6 +46,7 @@ let package = Package(
                 "ChatFixture",
                 "Bench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

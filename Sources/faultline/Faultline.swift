@@ -1,5 +1,7 @@
 import ArgumentParser
+import ChatFixture
 import Foundation
+import GRDB
 import GraphStore
 
 /// The `faultline` command: a terminal browser for chat data in a Core Data–style object-graph store.
@@ -15,8 +17,26 @@ struct Faultline: ParsableCommand {
             Run 'faultline help <command>' for the options of a command.
             """,
         version: "faultline \(version)",
-        subcommands: [ModelCommand.self, FixtureCommand.self, BenchCommand.self]
+        subcommands: [ModelCommand.self, FixtureCommand.self, CheckCommand.self, BenchCommand.self]
     )
+
+    /// With no subcommand: make sure the default store exists, then say what it holds. (The browser, when it
+    /// lands, takes this place.)
+    func run() throws {
+        let path = try DefaultFixture.ensure()
+        do {
+            let store = try PersistentStore.open(path: path, model: try ChatModel.make(), options: .init(readOnly: true))
+            let counts = try store.database.read { db in
+                try ["ZUSER", "ZCHAT", "ZMESSAGE"].map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? 0 }
+            }
+            print("\(path): \(counts[0]) users, \(counts[1]) chats, \(counts[2]) messages")
+            print("Run 'faultline check' to verify it, 'faultline bench' to measure the store, 'faultline --help' for more.")
+        } catch let error as StoreError {
+            throw CommandFailure(error)
+        } catch {
+            throw CommandFailure("\(path): \(error)")
+        }
+    }
 
     static func main() {
         do {

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// `faultline fixture generate`: the same seed gives the same store, another seed another; existing files are kept
+/// unless forced; bad sizes and places are one error line.
+@Suite struct FixtureCommandTests {
+    private let small = ["--users", "60", "--chats", "12", "--messages", "1500"]
+
+    /// `sqlite3 FILE .dump`, as a user would compare two stores.
+    private func dump(_ path: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", path, ".dump"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func theSameSeedGivesIdenticalStoresAndAnotherSeedDifferentOnes() throws {
+        let folder = try TemporaryFolder()
+        var dumps: [String] = []
+        for (name, seed) in [("a", "7"), ("b", "7"), ("c", "8")] {
+            let result = try FaultlineBinary.run(["fixture", "generate", "--out", folder.path("\(name).sqlite"), "--seed", seed] + small)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            #expect(result.stdout.contains("60 users, 12 chats"))
+            dumps.append(try dump(folder.path("\(name).sqlite")))
+        }
+        #expect(dumps[0].contains("INSERT INTO ZMESSAGE"))
+        #expect(dumps[0] == dumps[1])
+        #expect(dumps[0] != dumps[2])
+        // Nothing but the stores is left in the folder: the temporary files are gone.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { !$0.hasSuffix(".sqlite") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test func anExistingFileIsKeptUnlessForced() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("taken.sqlite")
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: path))
+        let refused = try FaultlineBinary.run(["fixture", "generate", "--out", path] + small)
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "error: \(path): already exists (use --force to replace it)\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("keep me".utf8))
+
+        let forced = try FaultlineBinary.run(["fixture", "generate", "--out", path, "--force"] + small)
+        #expect(forced.status == 0, "stderr: \(forced.stderr)")
+        #expect(try dump(path).contains("CREATE TABLE ZMESSAGE"))
+    }
+
+    @Test func badSizesAndPlacesAreOneErrorLine() throws {
+        let folder = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder.path("sub"), withIntermediateDirectories: false)
+        let cases: [([String], String)] = [
+            (["--out", folder.path("x.sqlite"), "--users", "1"], "error: --users must be at least 2"),
+            (["--out", folder.path("x.sqlite"), "--chats", "0"], "error: --chats must be at least 1, not 0"),
+            (["--out", folder.path("x.sqlite"), "--messages=-5"], "error: --messages must not be negative, not -5"),
+            (["--out", folder.path("missing/x.sqlite")], "error: \(folder.path("missing/x.sqlite")): the folder \(folder.path("missing")) does not exist"),
+            (["--out", folder.path("sub")], "error: \(folder.path("sub")): is a folder, not a store file"),
+            (["--out", folder.path("x.sqlite"), "--seed", "minus-one"], "error: "),
+        ]
+        for (arguments, message) in cases {
+            let result = try FaultlineBinary.run(["fixture", "generate"] + arguments)
+            #expect(result.status != 0, "\(arguments)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(arguments): \(result.stderr)")
+            #expect(lines.first?.hasPrefix(message) == true, "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path("x.sqlite")))
+    }
+
+    @Test func anUnwritableFolderLeavesNothingBehind() throws {
+        guard getuid() != 0 else { return }  // root writes anywhere: nothing to test
+        let folder = try TemporaryFolder()
+        let locked = folder.path("locked")
+        try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: locked)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: locked) }
+        let result = try FaultlineBinary.run(["fixture", "generate", "--out", locked + "/x.sqlite"] + small)
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: \(locked)/x.sqlite: the folder \(locked) is not writable\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: locked).isEmpty)
+    }
+}
