@@ -7,7 +7,11 @@ enum DefaultFixture {
     /// The package's folder, found from this file's path at build time (commands run from the package).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static var path: String { packageRoot.appendingPathComponent("fixtures/chat.sqlite").path }
+    /// `fixtures/chat.sqlite`, or the file `FAULTLINE_DEFAULT_STORE` names (tests use it to stay out of the package).
+    static var path: String {
+        if let path = ProcessInfo.processInfo.environment["FAULTLINE_DEFAULT_STORE"], !path.isEmpty { return path }
+        return packageRoot.appendingPathComponent("fixtures/chat.sqlite").path
+    }
 
     /// The default store's path, generating it first when it does not exist yet.
     static func ensure() throws(CommandFailure) -> String {

@@ -85,3 +85,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: locked).isEmpty)
     }
 }
+
+/// The main command with no store: the default one is made on first use, announced once.
+@Suite struct DefaultFixtureTests {
+    @Test func theFirstRunMakesTheDefaultStoreAndLaterRunsReuseIt() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("chat.sqlite")
+        let environment = ["FAULTLINE_DEFAULT_STORE": path]
+        let first = try FaultlineBinary.run([], environment: environment)
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        #expect(first.stderr.hasPrefix("faultline: creating the default chat store at \(path) (1000 users, 300 chats, 60000 messages)\n"))
+        #expect(first.stdout.hasPrefix("\(path): 1000 users, 300 chats, 60000 messages\n"))
+        let second = try FaultlineBinary.run([], environment: environment)
+        #expect(second.status == 0)
+        #expect(second.stderr.isEmpty)
+        #expect(second.stdout == first.stdout)
+    }
+}
