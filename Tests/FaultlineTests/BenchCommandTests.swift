@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func sqlDebugLogGoesToTheGivenFile() throws {
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         let log = folder.path("sql.log")
         let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "fault-from-sqlite", "--sql-debug", "3", "--sql-log", log])
         #expect(result.status == 0, "stderr: \(result.stderr)")

@@ -194,7 +194,7 @@ import Testing
 
     /// With no STORE the default chat store is checked, made first when missing: the default chat fixture passes.
     @Test func withoutAStoreTheDefaultChatStoreIsMadeAndPasses() throws {
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         let path = folder.path("chat.sqlite")
         let result = try FaultlineBinary.run(["check"], environment: ["FAULTLINE_DEFAULT_STORE": path])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")

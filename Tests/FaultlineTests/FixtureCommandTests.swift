@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func theSameSeedGivesIdenticalStoresAndAnotherSeedDifferentOnes() throws {
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         var dumps: [String] = []
         for (name, seed) in [("a", "7"), ("b", "7"), ("c", "8")] {
             let result = try FaultlineBinary.run(["fixture", "generate", "--out", folder.path("\(name).sqlite"), "--seed", seed] + small)
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func anExistingFileIsKeptUnlessForced() throws {
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         let path = folder.path("taken.sqlite")
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: path))
         let refused = try FaultlineBinary.run(["fixture", "generate", "--out", path] + small)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func badSizesAndPlacesAreOneErrorLine() throws {
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         try FileManager.default.createDirectory(atPath: folder.path("sub"), withIntermediateDirectories: false)
         let cases: [([String], String)] = [
             (["--out", folder.path("x.sqlite"), "--users", "1"], "error: --users must be at least 2"),
@@ -74,7 +74,7 @@ import Testing
 
     @Test func anUnwritableFolderLeavesNothingBehind() throws {
         guard getuid() != 0 else { return }  // root writes anywhere: nothing to test
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         let locked = folder.path("locked")
         try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: locked)
@@ -89,7 +89,7 @@ import Testing
 /// The main command with no store: the default one is made on first use, announced once.
 @Suite struct DefaultFixtureTests {
     @Test func theFirstRunMakesTheDefaultStoreAndLaterRunsReuseIt() throws {
-        let folder = try TemporaryFolder()
+        let folder = TemporaryFolder()
         let path = folder.path("chat.sqlite")
         let environment = ["FAULTLINE_DEFAULT_STORE": path]
         let first = try FaultlineBinary.run([], environment: environment)
