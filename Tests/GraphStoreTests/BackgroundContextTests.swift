@@ -13,6 +13,17 @@ import Testing
         var all: [GraphEventRecord] { records.withLock { $0 } }
     }
 
+    /// Inserts subjects with these names and saves; their (permanent) IDs.
+    private static func saveSubjects(_ names: [String], in context: ObjectContext) throws -> [ObjectID] {
+        let subjects = names.map { name -> ManagedObject in
+            let subject = context.insert("Subject")
+            subject.setValue(name, forKey: "name")
+            return subject
+        }
+        try context.save()
+        return subjects.map(\.objectID)
+    }
+
     @Test func anActorContextSavesWhileAnotherContextReads() async throws {
         let fixture = try GraphFixture(try SeedModels.students())
         let log = EventLog()
@@ -25,13 +36,7 @@ import Testing
             var ids: [ObjectID] = []
             for batch in 0..<10 {
                 ids += try await writer.perform { context in
-                    let subjects = (0..<20).map { number -> ManagedObject in
-                        let subject = context.insert("Subject")
-                        subject.setValue("S\(batch)-\(number)", forKey: "name")
-                        return subject
-                    }
-                    try context.save()
-                    return subjects.map(\.objectID)
+                    try Self.saveSubjects((0..<20).map { "S\(batch)-\($0)" }, in: context)
                 }
             }
             return ids
@@ -69,13 +74,7 @@ import Testing
                     var ids: [ObjectID] = []
                     for batch in 0..<5 {
                         ids += try await writer.perform { context in
-                            let subjects = (0..<50).map { number -> ManagedObject in
-                                let subject = context.insert("Subject")
-                                subject.setValue("W\(index)-\(batch)-\(number)", forKey: "name")
-                                return subject
-                            }
-                            try context.save()
-                            return subjects.map(\.objectID)
+                            try Self.saveSubjects((0..<50).map { "W\(index)-\(batch)-\($0)" }, in: context)
                         }
                     }
                     return ids
@@ -94,13 +93,7 @@ import Testing
     @Test func aBackgroundTaskSavesAndTheMainContextReadsFromTheRowCache() async throws {
         let fixture = try GraphFixture(try SeedModels.students())
         let ids = try await fixture.coordinator.performBackgroundTask(name: "import") { context in
-            let subjects = ["Art", "Biology", "Chemistry"].map { name -> ManagedObject in
-                let subject = context.insert("Subject")
-                subject.setValue(name, forKey: "name")
-                return subject
-            }
-            try context.save()
-            return subjects.map(\.objectID)
+            try Self.saveSubjects(["Art", "Biology", "Chemistry"], in: context)
         }
         let main = fixture.context("main")
         let cost = try fixture.measure {
