@@ -101,8 +101,6 @@ public final class FixtureGenerator {
             throw error
         } catch let error as StoreError {
             throw .store(error.description)
-        } catch let error as ContextError {
-            throw .store("\(path): \(error)")
         } catch {
             throw .store("\(path): \(error)")
         }

@@ -141,12 +141,9 @@ struct FixturePlan {
         let directTarget = min(others, Int(Double(options.chats - 1) * 0.55))
         var directPartners = Array(1...others)
         shuffle(&directPartners)
-        var kinds = [true] + Array(repeating: false, count: directTarget) + Array(repeating: true, count: options.chats - 1 - directTarget)
-        let tail = Array(kinds.dropFirst())
-        var shuffled = tail
-        shuffle(&shuffled)
-        kinds = [true] + shuffled
-        chatIsGroup = kinds
+        var rest = Array(repeating: false, count: directTarget) + Array(repeating: true, count: options.chats - 1 - directTarget)
+        shuffle(&rest)
+        chatIsGroup = [true] + rest
         chatMessageCount = messageCounts()
         var nextDirect = 0
         var memberCount = 0

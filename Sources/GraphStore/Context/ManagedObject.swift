@@ -242,17 +242,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         fulfill(key: mapping.toOnes[index].name)
         return snapshot?.toOneKeys[index] ?? nil
     }
-
-    func defaultValue(of index: Int) -> AttributeValue {
-        mapping.defaultValues[index]
-    }
-
-    /// The value an attribute has now (changed, else persisted, else default for a new object), without firing.
-    func currentValue(of index: Int) -> AttributeValue {
-        if isInsertedFlag { return newValues[index] }
-        if let changed = attributeChanges[index] { return changed }
-        return snapshot?.values[index] ?? .null
-    }
 }
 
 /// A to-many as one context sees it: the loaded members (nil while a fault) and changes not yet saved.
