@@ -29,6 +29,8 @@ struct RunOutcome {
     var checksum: Int64
     /// SQL statements the timed work ran.
     var statements: Int
+    /// The most memory the work held, when it ran in a process of its own.
+    var peakResidentBytes: Int? = nil
 }
 
 /// One way of doing a case's work. `run` does its untimed setup, calls `stopwatch.time` once around the work that
@@ -44,6 +46,8 @@ enum BenchmarkGoal {
     case ratioAtMost(Double)
     /// The first variant's median per operation at most `limit` µs; `operations` is how many it did per run.
     case microsecondsPerOperationAtMost(Double, operations: Int)
+    /// `ratio` at most `limit`, and the first variant's peak memory (largest over its runs) under `megabytes` MB.
+    case ratioAndPeakMemoryAtMost(Double, megabytes: Double)
 }
 
 /// A case ready to run: its variants (the measured one first, the one it is compared with second) and its target.
@@ -52,6 +56,15 @@ struct PreparedCase {
     let target: String
     let goal: BenchmarkGoal
     let variants: [BenchmarkVariant]
+    /// Whether each variant runs once, untimed, before the timed runs. A case whose runs are long and whose
+    /// preparation already did the work once skips it, and gives `expectedChecksum` instead.
+    var warmUp = true
+    /// Timed runs per variant, when the case needs other than the runner's number.
+    var runs: Int? = nil
+    /// The checksum every run must give, when known before any run.
+    var expectedChecksum: Int64? = nil
+    /// Rows each run writes, for a case whose figure of merit is rows per second.
+    var rows: Int? = nil
 }
 
 /// The cases `faultline bench` knows, in the order they run by default.
@@ -60,4 +73,5 @@ public enum BenchmarkCaseName: String, CaseIterable, Sendable {
     case faultFromSQLite = "fault-from-sqlite"
     case insertSave = "insert-save"
     case observerOverhead = "observer-overhead"
+    case fixtureGenerate = "fixture-generate"
 }

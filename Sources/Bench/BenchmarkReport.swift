@@ -20,12 +20,16 @@ public struct BenchmarkReport: Sendable {
 
     /// `{"cases":[{"name":…,"variants":{"faultline":{"ms":…,"minMs":…,"maxMs":…,"statements":N},…},"ratio":…,
     /// "target":"…","met":…}],"build":"…","quick":…}`; `ms` is the median. A case whose target is a time per
-    /// fault also carries `usPerFault`.
+    /// fault also carries `usPerFault`; one that writes rows carries `rows`, and `rowsPerSecond` per variant; a
+    /// variant run as a child process carries its peak memory, `peakMB` (10^6 bytes).
     public func json() -> String {
         let caseTexts = cases.map { result -> String in
             let variantTexts = result.variants.map { variant in
-                "\(Self.quoted(variant.name)):{\"ms\":\(Self.number(variant.medianMs)),\"minMs\":\(Self.number(variant.minMs)),"
-                    + "\"maxMs\":\(Self.number(variant.maxMs)),\"statements\":\(variant.statements)}"
+                var fields = "\"ms\":\(Self.number(variant.medianMs)),\"minMs\":\(Self.number(variant.minMs)),"
+                    + "\"maxMs\":\(Self.number(variant.maxMs)),\"statements\":\(variant.statements)"
+                if let rate = result.rowsPerSecond(variant) { fields += ",\"rowsPerSecond\":\(Self.number(rate.rounded()))" }
+                if let peak = variant.peakMegabytes { fields += ",\"peakMB\":\(Self.number(peak))" }
+                return "\(Self.quoted(variant.name)):{\(fields)}"
             }
             var fields = [
                 "\"name\":\(Self.quoted(result.name))",
@@ -36,6 +40,9 @@ public struct BenchmarkReport: Sendable {
             ]
             if let perFault = result.microsecondsPerOperation {
                 fields.append("\"usPerFault\":\(Self.number(perFault))")
+            }
+            if let rows = result.rows {
+                fields.append("\"rows\":\(rows)")
             }
             return "{\(fields.joined(separator: ","))}"
         }
@@ -71,7 +78,14 @@ public struct BenchmarkReport: Sendable {
 
     /// A table with one line per variant; the ratio, target and verdict sit on each case's first line.
     public func table() -> String {
-        var rows: [[String]] = [["case", "variant", "median ms", "min ms", "max ms", "statements", "ratio", "target", "met"]]
+        // Rows per second and peak memory get columns only when some case has them.
+        let writesRows = cases.contains { $0.rows != nil }
+        let hasPeaks = cases.contains { $0.variants.contains { $0.peakMegabytes != nil } }
+        var header = ["case", "variant", "median ms", "min ms", "max ms", "statements"]
+        if writesRows { header.append("rows/s") }
+        if hasPeaks { header.append("peak MB") }
+        header += ["ratio", "target", "met"]
+        var rows: [[String]] = [header]
         for result in cases {
             for (index, variant) in result.variants.enumerated() {
                 let first = index == 0
@@ -79,20 +93,25 @@ public struct BenchmarkReport: Sendable {
                 if let perFault = result.microsecondsPerOperation {
                     verdict += String(format: " (%.3f µs per fault)", perFault)
                 }
-                rows.append([
+                var row = [
                     first ? result.name : "",
                     variant.name,
                     String(format: "%.3f", variant.medianMs),
                     String(format: "%.3f", variant.minMs),
                     String(format: "%.3f", variant.maxMs),
                     String(variant.statements),
+                ]
+                if writesRows { row.append(result.rowsPerSecond(variant).map { String(format: "%.0f", $0) } ?? "") }
+                if hasPeaks { row.append(variant.peakMegabytes.map { String(format: "%.1f", $0) } ?? "") }
+                row += [
                     first ? String(format: "%.2f×", result.ratio) : "",
                     first ? result.target : "",
                     first ? verdict : "",
-                ])
+                ]
+                rows.append(row)
             }
         }
-        let rightAligned: Set<Int> = [2, 3, 4, 5, 6]
+        let rightAligned = Set(2..<(header.count - 2))
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["faultline bench: \(build) build, \(quick ? "quick" : "full") run; times in ms, ratio = first variant's median / second's"]
         lines.append("")

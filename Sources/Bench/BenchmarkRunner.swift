@@ -10,10 +10,13 @@ public struct BenchmarkRunner {
     public let runs: Int
     /// Called with every coordinator a case opens (to attach an SQL debug log, say), before it is used.
     public let opened: (PersistentStoreCoordinator) -> Void
+    /// The `faultline` executable, for cases that time it as a child process (`fixture-generate`).
+    public let executable: String?
 
-    public init(quick: Bool, runs: Int? = nil, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) {
+    public init(quick: Bool, runs: Int? = nil, executable: String? = nil, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) {
         self.quick = quick
         self.runs = max(1, runs ?? (quick ? 2 : 5))
+        self.executable = executable
         self.opened = opened
     }
 
@@ -34,10 +37,14 @@ public struct BenchmarkRunner {
         // Scoped so every store and connection is released before the folder goes.
         do {
             let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick, opened: opened) }
+            let fixtureCase = FixtureCase(folder: folder, quick: quick, executable: executable)
             for name in selected {
                 progress("\(name.rawValue): preparing")
-                let prepared = try Self.describingFailures(name.rawValue) { try cases.prepare(name) }
-                progress("\(name.rawValue): \(runs) run\(runs == 1 ? "" : "s") per variant after a warm-up")
+                let prepared = try Self.describingFailures(name.rawValue) {
+                    name == .fixtureGenerate ? try fixtureCase.prepare() : try cases.prepare(name)
+                }
+                let count = prepared.runs ?? runs
+                progress("\(name.rawValue): \(count) run\(count == 1 ? "" : "s") per variant\(prepared.warmUp ? " after a warm-up" : "")")
                 results.append(try measure(prepared))
             }
         }
@@ -64,30 +71,39 @@ public struct BenchmarkRunner {
         }
 
         // Warm-up: also the check that every variant did the same work.
-        let warmUp = try variants.map { variant throws(BenchmarkError) in try runOnce(variant).1 }
-        let reference = warmUp[0].checksum
-        for (variant, outcome) in zip(variants, warmUp) where outcome.checksum != reference {
-            throw BenchmarkError("\(prepared.name): variants disagree: \(variants[0].name) gave \(reference), \(variant.name) gave \(outcome.checksum)")
+        var reference = prepared.expectedChecksum
+        var statements: [Int?] = Array(repeating: nil, count: variants.count)
+        if prepared.warmUp {
+            let warmUp = try variants.map { variant throws(BenchmarkError) in try runOnce(variant).1 }
+            let first = reference ?? warmUp[0].checksum
+            for (variant, outcome) in zip(variants, warmUp) where outcome.checksum != first {
+                throw BenchmarkError("\(prepared.name): variants disagree: expected \(first), \(variant.name) gave \(outcome.checksum)")
+            }
+            reference = first
+            statements = warmUp.map(\.statements)
         }
 
         var samples = Array(repeating: [Duration](), count: variants.count)
-        var statements = warmUp.map(\.statements)
-        for _ in 0..<runs {
+        var peaks: [Int?] = Array(repeating: nil, count: variants.count)
+        for _ in 0..<(prepared.runs ?? runs) {
             for (index, variant) in variants.enumerated() {
                 let (elapsed, outcome) = try runOnce(variant)
+                if reference == nil { reference = outcome.checksum }
                 guard outcome.checksum == reference else {
-                    throw BenchmarkError("\(prepared.name): \(variant.name) gave \(outcome.checksum) on a timed run, \(reference) on its warm-up")
+                    throw BenchmarkError("\(prepared.name): \(variant.name) gave \(outcome.checksum), expected \(reference ?? 0) as on earlier runs")
                 }
-                guard outcome.statements == statements[index] else {
-                    throw BenchmarkError("\(prepared.name): \(variant.name) ran \(outcome.statements) statements on a timed run, \(statements[index]) on its warm-up")
+                if let counted = statements[index], outcome.statements != counted {
+                    throw BenchmarkError("\(prepared.name): \(variant.name) ran \(outcome.statements) statements on one run, \(counted) on another")
                 }
                 statements[index] = outcome.statements
+                if let peak = outcome.peakResidentBytes { peaks[index] = max(peaks[index] ?? 0, peak) }
                 samples[index].append(elapsed)
             }
         }
 
-        let figures = zip(variants, zip(samples, statements)).map { variant, pair in
-            VariantResult(name: variant.name, samplesMs: pair.0.map(Self.milliseconds), statements: pair.1)
+        let figures = variants.indices.map { index in
+            VariantResult(name: variants[index].name, samplesMs: samples[index].map(Self.milliseconds), statements: statements[index] ?? 0,
+                          peakMegabytes: peaks[index].map { Double($0) / 1_000_000 })
         }
         let ratio = figures[0].medianMs / max(figures[1].medianMs, .leastNonzeroMagnitude)
         let met: Bool
@@ -99,9 +115,14 @@ public struct BenchmarkRunner {
             let perOperation = figures[0].medianMs * 1000 / Double(operations)
             microsecondsPerOperation = perOperation
             met = perOperation <= limit
+        case .ratioAndPeakMemoryAtMost(let limit, let megabytes):
+            guard let peak = figures[0].peakMegabytes else {
+                throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its peak memory")
+            }
+            met = ratio <= limit && peak < megabytes
         }
         return CaseResult(name: prepared.name, variants: figures, ratio: ratio, target: prepared.target, met: met,
-                          microsecondsPerOperation: microsecondsPerOperation)
+                          microsecondsPerOperation: microsecondsPerOperation, rows: prepared.rows)
     }
 
     /// Runs `work`, turning any failure into a `BenchmarkError` that names `scope`.
@@ -127,6 +148,8 @@ public struct VariantResult: Sendable {
     /// Each timed run, in order.
     public let samplesMs: [Double]
     public let statements: Int
+    /// The largest peak resident set size over the runs, in MB (10^6 bytes), for a variant run as a child process.
+    public let peakMegabytes: Double?
 
     public var medianMs: Double {
         let sorted = samplesMs.sorted()
@@ -148,4 +171,12 @@ public struct CaseResult: Sendable {
     public let met: Bool
     /// For cases whose target is a time per operation: the first variant's median per operation, in µs.
     public let microsecondsPerOperation: Double?
+    /// For cases that write rows: how many each run writes.
+    public let rows: Int?
+
+    /// Rows per second of each variant's median run, for cases that write rows.
+    public func rowsPerSecond(_ variant: VariantResult) -> Double? {
+        guard let rows, variant.medianMs > 0 else { return nil }
+        return Double(rows) / (variant.medianMs / 1000)
+    }
 }

@@ -54,6 +54,7 @@ final class GraphCases {
         case .faultFromSQLite: try faultFromSQLite()
         case .insertSave: try insertSave()
         case .observerOverhead: try observerOverhead()
+        case .fixtureGenerate: preconditionFailure("fixture-generate is a FixtureCase")
         }
     }
 

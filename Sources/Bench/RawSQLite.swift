@@ -25,11 +25,13 @@ final class RawConnection {
         sqlite3_close_v2(handle)
     }
 
-    /// The pragmas GRDB applies to a writable pool, so the raw peer writes the same kind of file.
+    /// The pragmas a GraphStore writer connection runs with (GRDB's pool settings, and statement journals kept in
+    /// memory), so the raw peer writes the same kind of file the same way.
     func configureLikeAPool() throws(BenchmarkError) {
         try execute("PRAGMA journal_mode = WAL")
         try execute("PRAGMA synchronous = NORMAL")
         try execute("PRAGMA foreign_keys = ON")
+        try execute("PRAGMA temp_store = MEMORY")
     }
 
     /// Runs one or more statements, discarding any rows.
@@ -115,6 +117,18 @@ final class RawStatement {
     }
 
     // MARK: columns
+
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    func columnName(_ column: Int32) -> String {
+        sqlite3_column_name(handle, column).map { String(cString: $0) } ?? ""
+    }
+
+    /// The storage class of a column of the current row: `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`,
+    /// `SQLITE_BLOB` or `SQLITE_NULL`.
+    func storageClass(_ column: Int32) -> Int32 {
+        sqlite3_column_type(handle, column)
+    }
 
     func isNull(_ column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL

@@ -37,7 +37,7 @@ public struct FixtureProgress: Sendable {
 }
 
 /// What was written.
-public struct FixtureSummary: Sendable, Equatable {
+public struct FixtureSummary: Sendable, Equatable, Codable {
     public var users = 0
     public var profiles = 0
     public var friendships = 0
@@ -49,6 +49,9 @@ public struct FixtureSummary: Sendable, Equatable {
     public var reactions = 0
     public var receipts = 0
     public var folders = 0
+    /// Saves the generator made (one per batch) and the SQL statements they ran.
+    public var saves = 0
+    public var statements = 0
 }
 
 /// Makes a chat store with a messenger's shape, the same for the same seed and sizes.
@@ -130,12 +133,17 @@ public final class FixtureGenerator {
         let coordinator = PersistentStoreCoordinator(store: store, classes: ChatModel.classes, rowCacheCapacity: 20_000)
         var writer = BatchWriter(context: ObjectContext(coordinator: coordinator, name: "fixture"), batchSize: batchSize)
         var plan = FixturePlan(options: options, corpus: corpus, now: now)
+        let before = coordinator.events.counters.total
         try plan.writeUsers(&writer, progress: progress)
         try plan.writeChats(&writer, progress: progress)
         try plan.writeMessages(&writer, progress: progress)
         try plan.writeFolders(&writer)
         try writer.flush()
-        return plan.summary
+        let cost = coordinator.events.counters.total.difference(since: before)
+        var summary = plan.summary
+        summary.saves = cost.saves
+        summary.statements = cost.statements
+        return summary
     }
 }
 

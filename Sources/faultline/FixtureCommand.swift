@@ -39,10 +39,13 @@ struct FixtureCommand: ParsableCommand {
         @Flag(help: "Replace PATH if it exists.")
         var force = false
 
+        @Flag(help: "Print what was written as JSON: the path and every count, with the saves and SQL statements it took.")
+        var json = false
+
         func run() throws {
             let options = FixtureOptions(seed: seed, users: users, chats: chats, messages: messages)
             let summary = try FixtureWriting.generate(options, to: out, replacing: force)
-            print(FixtureWriting.describe(summary, path: out))
+            print(json ? try FixtureWriting.json(summary, path: out) : FixtureWriting.describe(summary, path: out))
         }
     }
 }
@@ -83,6 +86,36 @@ enum FixtureWriting {
             bar.finish()
             throw CommandFailure(error.description)
         }
+    }
+
+    /// `{"path":"…","peakMemoryBytes":…,"summary":{"users":…,…,"saves":…,"statements":…}}` on one line, keys
+    /// sorted; `peakMemoryBytes` (this process's peak resident set size) only where the system reports it.
+    static func json(_ summary: FixtureSummary, path: String) throws(CommandFailure) -> String {
+        struct Written: Encodable {
+            let path: String
+            let summary: FixtureSummary
+            let peakMemoryBytes: Int?
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            let written = Written(path: path, summary: summary, peakMemoryBytes: peakResidentBytes())
+            return String(decoding: try encoder.encode(written), as: UTF8.self)
+        } catch {
+            throw CommandFailure("cannot write the summary as JSON: \(error)")
+        }
+    }
+
+    /// This process's peak resident set size since it started: Linux's `VmHWM`, which (unlike `getrusage`) does not
+    /// count what the parent held when this process was spawned. Nil where `/proc` has no such line.
+    static func peakResidentBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, let amount = Int(fields[1]), fields[2] == "kB" else { return nil }
+            return amount * 1024
+        }
+        return nil
     }
 
     static func describe(_ summary: FixtureSummary, path: String) -> String {

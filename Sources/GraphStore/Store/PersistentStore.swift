@@ -88,6 +88,10 @@ public final class PersistentStore: Sendable {
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.label = "GraphStore"
+        configuration.prepareDatabase { db in
+            guard !db.configuration.readonly else { return }
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        }
         return configuration
     }
 
