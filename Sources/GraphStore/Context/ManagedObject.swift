@@ -34,6 +34,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var transientValues: [String: AttributeValue] = [:]
     var isInsertedFlag = false
     var isDeletedFlag = false
+    /// Whether the context holds this object in `changedObjects` (spares a hash lookup on every change).
+    var isTrackedAsChanged = false
     /// Set once the object enters its context's registry (it may have left it since): only then does its
     /// `deinit` need to look there.
     var isRegistered = false
@@ -114,7 +116,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// An attribute's value; reading a persistent attribute of a fault fires the fault.
     public final func attributeValue(forKey key: String) -> AttributeValue {
-        switch slot(key) {
+        attributeValue(ResolvedKey(slot: slot(key), key: key))
+    }
+
+    final func attributeValue(_ resolved: ResolvedKey) -> AttributeValue {
+        let key = resolved.key
+        switch resolved.slot {
         case .attribute(let index):
             if isInsertedFlag { return newValues[index] }
             if let changed = attributeChanges[index] { return changed }
@@ -128,7 +135,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     public final func setAttributeValue(_ value: AttributeValue, forKey key: String) {
-        switch slot(key) {
+        setAttributeValue(value, ResolvedKey(slot: slot(key), key: key))
+    }
+
+    final func setAttributeValue(_ value: AttributeValue, _ resolved: ResolvedKey) {
+        let key = resolved.key
+        switch resolved.slot {
         case .attribute(let index):
             // A new object is tracked from its insert on; only a persisted one needs the context's attention.
             if isInsertedFlag {
@@ -150,19 +162,34 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The destination of a to-one, as a fault when not yet registered: no SQL beyond this object's own fault.
     public final func object(forKey key: String) -> ManagedObject? {
-        guard case .toOne(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
+        object(ResolvedKey(slot: slot(key), key: key))
+    }
+
+    final func object(_ resolved: ResolvedKey) -> ManagedObject? {
+        let key = resolved.key
+        guard case .toOne(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
         return destinationID(ofToOne: index).flatMap { context?.object(with: $0) }
     }
 
     /// Sets a to-one, updating the inverse on both old and new destinations.
     public final func setObject(_ destination: ManagedObject?, forKey key: String) {
-        guard case .toOne(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
+        setObject(destination, ResolvedKey(slot: slot(key), key: key))
+    }
+
+    final func setObject(_ destination: ManagedObject?, _ resolved: ResolvedKey) {
+        let key = resolved.key
+        guard case .toOne(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
         context?.setToOne(self, index: index, to: destination, maintainInverse: true)
     }
 
     /// The objects of a to-many; the first access fires the relationship fault (one query for IDs only).
     public final func objects(forKey key: String) -> [ManagedObject] {
-        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        objects(ResolvedKey(slot: slot(key), key: key))
+    }
+
+    final func objects(_ resolved: ResolvedKey) -> [ManagedObject] {
+        let key = resolved.key
+        guard case .toMany(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         guard let context else { return [] }
         var ids = context.members(of: self, toMany: index)
         // Unordered members come back by object ID, as documented, not in the order they happened to be added.
@@ -190,7 +217,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Replaces a to-many's contents (in this order when ordered).
     public final func setObjects(_ objects: [ManagedObject], forKey key: String) {
-        guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        setObjects(objects, ResolvedKey(slot: slot(key), key: key))
+    }
+
+    final func setObjects(_ objects: [ManagedObject], _ resolved: ResolvedKey) {
+        let key = resolved.key
+        guard case .toMany(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         context?.replaceMembers(of: self, toMany: index, with: objects)
     }
 
@@ -229,6 +261,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func slot(_ key: String) -> EntityMapping.Slot {
         guard let slot = mapping.slot(forKey: key) else { preconditionFailure("\(entityName) has no key '\(key)'") }
         return slot
+    }
+
+    /// The key and slot a typed property's wrapper stands for, found by the key path of the wrapper's storage:
+    /// projecting that key path to read the wrapper's key costs more than the access itself, so each entity
+    /// remembers the answer per key path.
+    final func resolve(wrapper keyPath: AnyKeyPath, key: () -> String) -> ResolvedKey {
+        if let resolved = mapping.resolvedWrapper(keyPath) { return resolved }
+        let key = key()
+        let resolved = ResolvedKey(slot: slot(key), key: key)
+        mapping.remember(resolved, forWrapper: keyPath)
+        return resolved
     }
 
     func fulfill(key: String) {

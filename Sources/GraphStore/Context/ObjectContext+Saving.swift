@@ -90,7 +90,7 @@ extension ObjectContext {
             object.isDeletedFlag = false
         }
         insertedList.removeAll()
-        changedObjects.removeAll()
+        clearChangedObjects()
         linkChanges.removeAll()
     }
 
@@ -105,7 +105,7 @@ extension ObjectContext {
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
             object.isDeletedFlag = false
-            changedObjects[object.objectID] = nil
+            stopTrackingChanges(of: object)
         } else {
             // Keep recorded link changes; reload the members themselves on next access.
             for index in object.toManyStates.keys { object.toManyStates[index]?.members = nil }
@@ -369,7 +369,7 @@ extension ObjectContext {
             coordinator.rowCache.remove(object.objectID)
             object.snapshot = nil
         }
-        changedObjects.removeAll()
+        clearChangedObjects()
         linkChanges.removeAll()
     }
 

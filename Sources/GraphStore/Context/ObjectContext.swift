@@ -59,7 +59,11 @@ public final class ObjectContext {
     /// A new object of `entity` with a temporary ID, inserted into the context.
     public func insert(_ entity: String) -> ManagedObject {
         guard let mapping = coordinator.mapping(forEntity: entity) else { preconditionFailure("the model has no entity '\(entity)'") }
-        precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(entity)'")
+        return insert(mapping)
+    }
+
+    func insert(_ mapping: EntityMapping) -> ManagedObject {
+        precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(mapping.name)'")
         let object = mapping.objectClass.init(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
         object.isInsertedFlag = true
         // Shared until first set: copy-on-write gives the object its own row then.
@@ -215,8 +219,21 @@ public final class ObjectContext {
     /// Records that `object` is about to change, holding it strongly until saved.
     func willChange(_ object: ManagedObject) {
         // An inserted object is held by `insertedList` already.
-        guard !object.isInsertedFlag else { return }
-        if changedObjects[object.objectID] == nil { changedObjects[object.objectID] = object }
+        guard !object.isInsertedFlag, !object.isTrackedAsChanged else { return }
+        object.isTrackedAsChanged = true
+        changedObjects[object.objectID] = object
+    }
+
+    /// Empties `changedObjects`; the only way it is emptied, so the objects' flags stay true to it.
+    func clearChangedObjects() {
+        for object in changedObjects.values { object.isTrackedAsChanged = false }
+        changedObjects.removeAll()
+    }
+
+    func stopTrackingChanges(of object: ManagedObject) {
+        guard object.isTrackedAsChanged else { return }
+        object.isTrackedAsChanged = false
+        changedObjects[object.objectID] = nil
     }
 
     func unregister(_ id: ObjectID) {
@@ -225,7 +242,7 @@ public final class ObjectContext {
 
     func forgetAll() {
         registry.removeAll()
-        changedObjects.removeAll()
+        clearChangedObjects()
         insertedList.removeAll()
         linkChanges.removeAll()
     }

@@ -17,7 +17,8 @@ import Foundation
 extension ObjectContext {
     /// Inserts a new object of a registered subclass.
     public func insert<Object: ManagedObject>(_ type: Object.Type) -> Object {
-        guard let object = insert(type.entityName) as? Object else {
+        let inserted = coordinator.mapping(forClass: type).map(insert) ?? insert(type.entityName)
+        guard let object = inserted as? Object else {
             preconditionFailure("\(type) is not registered with the coordinator for entity '\(type.entityName)'")
         }
         return object
@@ -153,8 +154,8 @@ public struct Stored<Value: AttributeConvertible> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { Value(attributeValue: object.attributeValue(forKey: object[keyPath: storageKeyPath].key)) }
-        set { object.setAttributeValue(newValue.attributeValue, forKey: object[keyPath: storageKeyPath].key) }
+        get { Value(attributeValue: object.attributeValue(object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key })) }
+        set { object.setAttributeValue(newValue.attributeValue, object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) }
     }
 }
 
@@ -176,8 +177,8 @@ public struct ToOne<Destination: ManagedObject> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Destination?>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Destination? {
-        get { object.object(forKey: object[keyPath: storageKeyPath].key) as? Destination }
-        set { object.setObject(newValue, forKey: object[keyPath: storageKeyPath].key) }
+        get { object.object(object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) as? Destination }
+        set { object.setObject(newValue, object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) }
     }
 }
 
@@ -201,7 +202,7 @@ public struct ToMany<Destination: ManagedObject> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, [Destination]>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> [Destination] {
-        get { object.objects(forKey: object[keyPath: storageKeyPath].key).compactMap { $0 as? Destination } }
-        set { object.setObjects(newValue, forKey: object[keyPath: storageKeyPath].key) }
+        get { object.objects(object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }).compactMap { $0 as? Destination } }
+        set { object.setObjects(newValue, object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) }
     }
 }

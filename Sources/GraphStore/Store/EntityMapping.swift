@@ -1,3 +1,4 @@
+import Synchronization
 /// Everything the store needs to read and write one entity's rows, worked out once per coordinator: columns in
 /// snapshot order, relationship storage, and the SQL of the statements run most often.
 public final class EntityMapping: Sendable {
@@ -48,6 +49,29 @@ public final class EntityMapping: Sendable {
     /// inline, so each comparison is two machine words) is faster than hashing it, and a key is looked up on
     /// every value set or read by name.
     private let slotList: [(key: String, slot: Slot)]
+    /// The raw bits of each key of `slotList`, in the same order.
+    private let slotBits: [KeyBits]
+    /// What typed properties' wrappers resolved to, by the identity of their storage key path (see
+    /// `ManagedObject.resolve(wrapper:key:)`). Each entry keeps its key path alive, so no other key path can come to
+    /// share its identity; the compiler makes one key path per property, so the table stays as small as the model.
+    private let wrapperSlots = Mutex<[(keyPath: KeptKeyPath, resolved: ResolvedKey)]>([])
+    /// A bound on `wrapperSlots`, should key paths ever be made afresh per access.
+    private static let wrapperSlotLimit = 256
+
+    /// A short list, searched by identity: cheaper than hashing for the few typed properties an entity has.
+    func resolvedWrapper(_ keyPath: AnyKeyPath) -> ResolvedKey? {
+        wrapperSlots.withLock { list in
+            for entry in list where entry.keyPath.keyPath === keyPath { return entry.resolved }
+            return nil
+        }
+    }
+
+    func remember(_ resolved: ResolvedKey, forWrapper keyPath: AnyKeyPath) {
+        wrapperSlots.withLock { list in
+            guard list.count < Self.wrapperSlotLimit, !list.contains(where: { $0.keyPath.keyPath === keyPath }) else { return }
+            list.append((KeptKeyPath(keyPath: keyPath), resolved))
+        }
+    }
 
     /// Where a key's value lives in an object.
     public enum Slot: Sendable, Equatable {
@@ -118,6 +142,7 @@ public final class EntityMapping: Sendable {
         for relationship in entity.relationships where relationship.isTransient { slots[relationship.name] = .transient }
         self.slotByKey = slots
         self.slotList = slots.sorted { $0.key < $1.key }.map { (key: $0.key, slot: $0.value) }
+        self.slotBits = slotList.map { Self.bits(of: $0.key) }
 
         var columns = [tableHasSubentities ? "t0.Z_ENT" : "0", "t0.Z_PK", "t0.Z_OPT"]
         columns += attributes.map { "t0.\($0.column)" }
@@ -152,10 +177,37 @@ public final class EntityMapping: Sendable {
 
     public func slot(forKey key: String) -> Slot? {
         guard slotList.count <= 24 else { return slotByKey[key] }
+        // Equal bits mean equal strings (the same inline bytes, or the same storage), and a key passed in is
+        // usually the very literal the model was declared with: two word compares per entry before any real
+        // string comparison.
+        let bits = Self.bits(of: key)
+        for (index, entry) in slotBits.enumerated() where entry == bits { return slotList[index].slot }
         for entry in slotList where entry.key == key { return entry.slot }
         return nil
     }
 
+    private static func bits(of key: String) -> KeyBits {
+        let words = unsafeBitCast(key, to: (UInt64, UInt64).self)
+        return KeyBits(first: words.0, second: words.1)
+    }
+
+}
+
+/// A string's two words, compared as integers.
+struct KeyBits: Equatable, Sendable {
+    let first: UInt64
+    let second: UInt64
+}
+
+/// A key path held only to keep its identity taken (key paths are immutable, so sharing one is safe).
+struct KeptKeyPath: @unchecked Sendable {
+    let keyPath: AnyKeyPath
+}
+
+/// A key and where its value lives, resolved once.
+struct ResolvedKey: Sendable {
+    let slot: EntityMapping.Slot
+    let key: String
 }
 
 /// How to read rows of several entities of one table from one statement: the union of their columns, and for each

@@ -19,6 +19,7 @@ public final class PersistentStoreCoordinator: Sendable {
     public let events: EventHub
     private let mappings: [EntityMapping]
     private let mappingByName: [String: EntityMapping]
+    private let mappingByClass: [ObjectIdentifier: EntityMapping]
     /// One read-only connection for faults and fetches, used without a pool checkout: one-row reads are the hot
     /// path, and checking a reader out of GRDB's pool cost more than the read itself.
     private let reader: DatabaseQueue?
@@ -40,7 +41,10 @@ public final class PersistentStoreCoordinator: Sendable {
         self.mappings = store.model.entities.map {
             EntityMapping(entity: $0, schema: store.schema, objectClass: classByEntity[$0.name] ?? ManagedObject.self)
         }
-        self.mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+        let mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+        self.mappingByName = mappingByName
+        self.mappingByClass = Dictionary(classByEntity.map { name, type in (ObjectIdentifier(type), mappingByName[name]!) },
+                                         uniquingKeysWith: { first, _ in first })
         self.reader = try? DatabaseQueue(path: store.path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
     }
 
@@ -55,6 +59,9 @@ public final class PersistentStoreCoordinator: Sendable {
     public func mapping(forEntityNumber number: Int) -> EntityMapping { mappings[number - 1] }
 
     public func mapping(forEntity name: String) -> EntityMapping? { mappingByName[name] }
+
+    /// The mapping of the entity a class was registered for (no string work: inserts of typed objects are hot).
+    func mapping(forClass type: ManagedObject.Type) -> EntityMapping? { mappingByClass[ObjectIdentifier(type)] }
 
     /// Core Data's URI for an object: `x-coredata://<store UUID>/<Entity>/p<pk>` (`…/t<n>` while temporary).
     public func uri(for id: ObjectID) -> String {
