@@ -362,7 +362,10 @@ struct FixturePlan {
     }
 
     static func mimeType(of fileName: String) -> String {
-        switch (fileName as NSString).pathExtension.lowercased() {
+        // The text after the last dot (none for a name without one, or only a leading one).
+        let dot = fileName.lastIndex(of: ".")
+        let suffix = dot.map { $0 == fileName.startIndex ? "" : fileName[fileName.index(after: $0)...].lowercased() } ?? ""
+        return switch suffix {
         case "jpg", "jpeg": "image/jpeg"
         case "png": "image/png"
         case "heic": "image/heic"

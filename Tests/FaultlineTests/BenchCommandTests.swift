@@ -42,6 +42,36 @@ import Testing
         #expect((cases[0]["usPerFault"] as? Double).map { $0 > 0 } == true)
     }
 
+    /// `fixture-generate` runs `fixture generate` as a child: both variants wrote the same rows (the runner checks
+    /// their fingerprints), the raw peer with one INSERT per row, and the child reported its peak memory.
+    @Test func fixtureGenerateReportsRowsPerSecondAndPeakMemory() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "fixture-generate"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let cases = try #require(object["cases"] as? [[String: Any]])
+        #expect(cases.count == 1)
+        let entry = try #require(cases.first)
+        #expect(entry["name"] as? String == "fixture-generate")
+        let rows = try #require(entry["rows"] as? Int)
+        // The quick fixture: 20,000 messages and everything hanging off them.
+        #expect(rows > 20_000)
+        let variants = try #require(entry["variants"] as? [String: [String: Any]])
+        let faultline = try #require(variants["faultline"])
+        let raw = try #require(variants["raw-sqlite"])
+        #expect(Set(faultline.keys) == ["ms", "minMs", "maxMs", "statements", "rowsPerSecond", "peakMB"])
+        #expect(Set(raw.keys) == ["ms", "minMs", "maxMs", "statements", "rowsPerSecond"])
+        #expect(raw["statements"] as? Int == rows)
+        let faultlineStatements = try #require(faultline["statements"] as? Int)
+        #expect(faultlineStatements > rows, "the generator also moves Z_MAX and object versions")
+        let peak = try #require(faultline["peakMB"] as? Double)
+        #expect(peak > 1 && peak < 1_000, "peak \(peak) MB")
+        for figures in [faultline, raw] {
+            let rate = try #require(figures["rowsPerSecond"] as? Double)
+            let median = try #require(figures["ms"] as? Double)
+            #expect(abs(rate - Double(rows) / (median / 1000)) <= 1, "rows per second follow from rows and the median")
+        }
+    }
+
     @Test func unknownCaseIsOneErrorLine() throws {
         let result = try FaultlineBinary.run(["bench", "--quick", "--case", "fault-from-cache", "--case", "no-such-case"])
         #expect(result.status == 1)
@@ -54,7 +84,7 @@ import Testing
     @Test func helpListsTheCases() throws {
         let result = try FaultlineBinary.run(["bench", "--help"])
         #expect(result.status == 0)
-        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead"] {
+        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate"] {
             #expect(result.stdout.contains(name), "help does not mention \(name)")
         }
     }

@@ -37,6 +37,48 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    @Test func jsonSummaryCountsWhatTheStoreHolds() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("j.sqlite")
+        let result = try FaultlineBinary.run(["fixture", "generate", "--out", path, "--json"] + small)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["path"] as? String == path)
+        let peak = try #require(object["peakMemoryBytes"] as? Int)
+        #expect(peak > 1_000_000 && peak < 1_000_000_000, "peak \(peak)")
+        let summary = try #require(object["summary"] as? [String: Int])
+        func count(_ table: String) throws -> Int {
+            let text = try sqlite(path, "SELECT COUNT(*) FROM \(table)")
+            return try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        #expect(summary["users"] == 60)
+        #expect(summary["messages"] == 1_500)
+        #expect(summary["messages"] == (try count("ZMESSAGE")))
+        #expect(summary["members"] == (try count("ZCHATMEMBER")))
+        #expect(summary["reactions"] == (try count("ZREACTION")))
+        #expect(summary["attachments"] == (try count("ZATTACHMENT")))
+        // Every object and link is one INSERT, and each save also moves Z_MAX: more statements than rows.
+        let rows = try ["ZUSER", "ZUSERPROFILE", "ZCHAT", "ZCHATMEMBER", "ZMESSAGE", "ZATTACHMENT", "ZREACTION", "ZFOLDER",
+                        "Z_7MENTIONS", "Z_7READBY", "Z_9FRIENDS", "Z_2FOLDERS"].reduce(0) { $0 + (try count($1)) }
+        let statements = try #require(summary["statements"])
+        let saves = try #require(summary["saves"])
+        #expect(saves >= 1)
+        #expect(statements >= rows + saves, "\(statements) statements for \(rows) rows in \(saves) saves")
+    }
+
+    /// Runs one query with the sqlite3 shell; its output.
+    private func sqlite(_ path: String, _ query: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", path, query]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     @Test func anExistingFileIsKeptUnlessForced() throws {
         let folder = TemporaryFolder()
         let path = folder.path("taken.sqlite")
