@@ -181,33 +181,26 @@ struct StoreRows {
     /// storage class: equal for two stores holding the same data however they were written.
     static func fingerprint(path: String) throws(BenchmarkError) -> Int64 {
         let connection = try RawConnection(path: path, readOnly: true)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x100_0000_01b3
-            }
-        }
-        func mix(_ number: Int64) { withUnsafeBytes(of: number.littleEndian) { mix($0) } }
+        var hash = FNV1a()
         for name in try tableNames(connection, order: "name") {
-            mix(name.utf8)
+            hash.mix(name.utf8)
             let select = try connection.prepare("SELECT * FROM \(name) ORDER BY rowid")
             var rows: Int64 = 0
             while try select.step() {
                 rows += 1
                 for column in 0..<select.columnCount {
                     switch value(select, column) {
-                    case .null: mix(0 as Int64)
-                    case .integer(let number): mix(1); mix(number)
-                    case .real(let number): mix(2); mix(Int64(bitPattern: number.bitPattern))
-                    case .text(let text): mix(3); mix(text.utf8)
-                    case .blob(let bytes): mix(4); mix(bytes)
+                    case .null: hash.mix(0 as Int64)
+                    case .integer(let number): hash.mix(1); hash.mix(number)
+                    case .real(let number): hash.mix(2); hash.mix(Int64(bitPattern: number.bitPattern))
+                    case .text(let text): hash.mix(3); hash.mix(text.utf8)
+                    case .blob(let bytes): hash.mix(4); hash.mix(bytes)
                     }
                 }
             }
-            mix(rows)
+            hash.mix(rows)
         }
-        return Int64(bitPattern: hash)
+        return hash.value
     }
 
     private static func tableNames(_ connection: RawConnection, order: String) throws(BenchmarkError) -> [String] {

@@ -423,30 +423,23 @@ struct ItemColumns {
         let columns = try ItemColumns(model: model)
         let connection = try RawConnection(path: path, readOnly: true)
         let select = try connection.prepare("SELECT \(columns.selectList) FROM \(columns.table) ORDER BY Z_PK")
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x100_0000_01b3
-            }
-        }
-        func mix(_ number: Int64) { withUnsafeBytes(of: number.littleEndian) { mix($0) } }
+        var hash = FNV1a()
         var count: Int64 = 0
         while try select.step() {
             count += 1
             for value in read(select) {
                 switch value {
-                case .null: mix(0xff as Int64)
-                case .integer(let number): mix(number)
-                case .boolean(let flag): mix(flag ? 1 : 0)
-                case .string(let text): mix(text.utf8)
-                case .date(let date): mix(Int64(bitPattern: date.timeIntervalSinceReferenceDate.bitPattern))
-                case .data(let data): mix(data)
+                case .null: hash.mix(0xff as Int64)
+                case .integer(let number): hash.mix(number)
+                case .boolean(let flag): hash.mix(flag ? 1 : 0)
+                case .string(let text): hash.mix(text.utf8)
+                case .date(let date): hash.mix(Int64(bitPattern: date.timeIntervalSinceReferenceDate.bitPattern))
+                case .data(let data): hash.mix(data)
                 }
             }
         }
-        mix(count)
-        return Int64(bitPattern: hash)
+        hash.mix(count)
+        return hash.value
     }
 }
 

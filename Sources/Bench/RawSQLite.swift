@@ -164,3 +164,21 @@ enum RawValue {
     case date(Date)
     case data(Data)
 }
+
+/// A running FNV-1a hash, for fingerprints of rows that two variants wrote.
+struct FNV1a {
+    private var state: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func mix<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+        for byte in bytes {
+            state ^= UInt64(byte)
+            state = state &* 0x100_0000_01b3
+        }
+    }
+
+    mutating func mix(_ number: Int64) {
+        withUnsafeBytes(of: number.littleEndian) { mix($0) }
+    }
+
+    var value: Int64 { Int64(bitPattern: state) }
+}
