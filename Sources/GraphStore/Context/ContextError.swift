@@ -5,6 +5,9 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Rows changed by someone else since this context read them: nothing was written.
     case optimisticLockingConflict(uris: [String])
     case unknownEntity(String)
+    /// A fetch request that cannot run: a bad predicate, sort key, property or prefetch key path (the message names
+    /// the entity and what is wrong).
+    case invalidFetch(String)
     /// An error from the store (SQLite, read-only…), with its message.
     case store(String)
 
@@ -13,6 +16,7 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .objectNotFound(let uri): "no object for \(uri): its row does not exist"
         case .optimisticLockingConflict(let uris): "optimistic locking conflict: changed in the store since read: \(uris.joined(separator: ", "))"
         case .unknownEntity(let name): "the model has no entity '\(name)'"
+        case .invalidFetch(let message): message
         case .store(let message): message
         }
     }

@@ -5,12 +5,20 @@ import Foundation
 extension ObjectContext {
     /// The members of a to-many, firing the relationship fault on first access (one query for IDs only).
     func members(of object: ManagedObject, toMany index: Int) -> [ObjectID] {
-        var state = object.toManyStates[index] ?? ToManyState()
-        if let members = state.members { return members }
+        if let members = object.toManyStates[index]?.members { return members }
         var loaded: [ObjectID] = []
         if !object.isInserted && !object.objectID.isTemporary {
             loaded = fireRelationshipFault(object, toMany: index)
         }
+        return fulfillToMany(object, index: index, storedMembers: loaded)
+    }
+
+    /// Makes a to-many fault hold `storedMembers` (the store's members, from its fault or a prefetch) with the
+    /// unsaved additions and removals applied; returns the members.
+    @discardableResult
+    func fulfillToMany(_ object: ManagedObject, index: Int, storedMembers: [ObjectID]) -> [ObjectID] {
+        var state = object.toManyStates[index] ?? ToManyState()
+        var loaded = storedMembers
         if !state.removed.isEmpty { loaded.removeAll { state.removed.contains($0) } }
         if !state.added.isEmpty {
             var present = Set(loaded)
@@ -52,6 +60,7 @@ extension ObjectContext {
         coordinator.events.emit(.relationshipFault(RelationshipFaultEvent(
             entity: object.entityName, objectID: object.objectID, key: toMany.name, rows: ids.count,
             duration: ContinuousClock.now - start)), context: id)
+        recordFaultGroup(ids, size: faultBatchSize(forRelationship: toMany.name, of: object.mapping))
         return ids
     }
 

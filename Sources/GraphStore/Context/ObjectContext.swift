@@ -27,6 +27,16 @@ public final class ObjectContext {
     /// Join-table links to write: a link (in the table's primary-key column order) → true to insert, false to delete.
     var linkChanges: OrderedDictionary<LinkKey, Bool> = [:]
 
+    /// Batched faults, off (0) by default so that statement counts stay Core Data's: when an object fault misses
+    /// the row cache, up to this many of its unfired siblings are read with it in one statement. Siblings are the
+    /// other members of the to-many whose fault produced the object, the destinations of the same to-one among rows
+    /// read together, or the other results of a fetch that returned faults without values.
+    public var faultBatchSize = 0
+    /// Per-relationship overrides of `faultBatchSize`, by "Entity.relationship".
+    var relationshipFaultBatchSizes: [String: Int] = [:]
+    /// Sibling lists for batched faults, by member.
+    var faultGroups: [ObjectID: FaultGroup] = [:]
+
     struct LinkKey: Hashable {
         let table: String
         let first: ObjectID
@@ -189,7 +199,10 @@ public final class ObjectContext {
             return
         }
         do {
-            if let snapshot = try coordinator.fetchSnapshot(objectID, cause: .objectFault(entity: object.entityName, key: key), context: id) {
+            if !faultGroups.isEmpty, let group = faultGroups[objectID] {
+                let snapshot = try fulfillFaultBatch(for: objectID, in: group, cause: .objectFault(entity: object.entityName, key: key))
+                if let snapshot { object.snapshot = snapshot } else { object.faultError = .objectNotFound(uri: coordinator.uri(for: objectID)) }
+            } else if let snapshot = try coordinator.fetchSnapshot(objectID, cause: .objectFault(entity: object.entityName, key: key), context: id) {
                 object.snapshot = snapshot
             } else {
                 object.faultError = .objectNotFound(uri: coordinator.uri(for: objectID))

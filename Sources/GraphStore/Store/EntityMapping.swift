@@ -215,6 +215,8 @@ struct ResolvedKey: Sendable {
 /// them needs, as Core Data does.
 public struct RowReadPlan: Sendable {
     public let selectList: String
+    /// The terms of `selectList`, qualified with `t0.` (the first may be the constant `0`).
+    let columns: [String]
     /// Entity number → result-column positions of that entity's `selectColumns`.
     let positions: [Int: [Int32]]
     let mappings: [Int: EntityMapping]
@@ -237,9 +239,18 @@ public struct RowReadPlan: Sendable {
             }
         }
         self.selectList = union.joined(separator: ", ")
+        self.columns = union
         self.positions = positions
         self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { ($0.number, $0) })
         self.hasEntityColumn = mappings[0].tableHasSubentities
         self.defaultEntity = mappings[0].number
     }
+
+    /// The select list with the table aliased `alias` instead of `t0`.
+    func selectList(alias: String) -> String {
+        columns.map { $0.hasPrefix("t0.") ? alias + "." + $0.dropFirst(3) : $0 }.joined(separator: ", ")
+    }
+
+    /// The number of result columns a row takes.
+    var columnCount: Int32 { Int32(columns.count) }
 }

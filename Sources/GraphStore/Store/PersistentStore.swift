@@ -89,6 +89,8 @@ public final class PersistentStore: Sendable {
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.label = "GraphStore"
         configuration.prepareDatabase { db in
+            // Predicates' string operators (BEGINSWITH, LIKE, MATCHES, [c], [d]) run as this SQL function.
+            PredicateFunctions.install(on: db)
             guard !db.configuration.readonly else { return }
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }

@@ -51,6 +51,22 @@ public final class RowCache: Sendable {
         state.withLock { $0.lookUp(id) }
     }
 
+    /// The cached rows among `ids`, by ID, under one lock, marking them recently used but counting neither hits
+    /// nor misses: for loaders (prefetching, batches) deciding which rows they still need to read.
+    func cachedSnapshots(for ids: some Sequence<ObjectID>) -> [ObjectID: RowSnapshot] {
+        let wanted = Array(ids)
+        guard !wanted.isEmpty else { return [:] }
+        return state.withLock { state in
+            var found: [ObjectID: RowSnapshot] = [:]
+            for id in wanted {
+                guard let slot = state.index[id], let snapshot = state.slots[Int(slot)].snapshot else { continue }
+                state.moveToFront(slot)
+                found[id] = snapshot
+            }
+            return found
+        }
+    }
+
     /// Adds or replaces a row (most recently used), evicting the least recently used beyond capacity.
     public func insert(_ snapshot: RowSnapshot) {
         state.withLock { $0.insert(snapshot) }
@@ -237,7 +253,7 @@ private struct LRUState {
 
     // MARK: list plumbing
 
-    private mutating func moveToFront(_ slot: SlotIndex) {
+    mutating func moveToFront(_ slot: SlotIndex) {
         guard slot != head else { return }
         unlink(slot)
         linkAtFront(slot)

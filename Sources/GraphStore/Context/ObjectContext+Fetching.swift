@@ -1,0 +1,392 @@
+import Foundation
+
+/// Fetch requests: objects (all at once or in batches), object IDs, dictionaries and counts.
+extension ObjectContext {
+    /// The objects matching `request`, in its order. Their rows go to the row cache (faults on them are hits), the
+    /// prefetched relationships are loaded, and unsaved changes are applied unless `includesPendingChanges` is off.
+    /// With `fetchBatchSize` > 0 the result loads its batches as they are touched.
+    public func fetch(_ request: FetchRequest) throws(ContextError) -> FetchedObjects {
+        var plan = try FetchPlan(request, coordinator: coordinator)
+        let pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
+        if request.fetchBatchSize > 0, pending == nil {
+            if request.batchingMode == .windowed { plan.breakTiesByPrimaryKey() }
+            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan))
+        }
+        let start = ContinuousClock.now
+        // Pending changes can move objects across the window, so the window is then applied after merging.
+        var loaded = try loadObjects(plan, limit: pending == nil ? request.fetchLimit : 0, offset: pending == nil ? request.fetchOffset : 0)
+        if let pending {
+            loaded.objects = try merge(loaded.objects, with: pending, plan: plan)
+        }
+        coordinator.events.emit(.fetch(FetchEvent(entity: plan.mapping.name, rows: loaded.objects.count, duration: ContinuousClock.now - start)), context: id)
+        return FetchedObjects(loaded.objects, retaining: loaded.retained)
+    }
+
+    /// The IDs of the objects matching `request`, in its order: `SELECT Z_ENT, Z_PK …`, no rows read. With pending
+    /// changes applied, inserted objects appear with their temporary IDs.
+    public func fetchObjectIDs(_ request: FetchRequest) throws(ContextError) -> [ObjectID] {
+        let plan = try FetchPlan(request, coordinator: coordinator)
+        if request.includesPendingChanges, pendingObjects(for: plan) != nil {
+            return try fetch(request).map(\.objectID)
+        }
+        let start = ContinuousClock.now
+        var ids: [ObjectID] = []
+        try runQuery(plan.select(plan.idSelectList, limit: request.fetchLimit, offset: request.fetchOffset), plan.arguments,
+                     cause: .fetch(entity: plan.mapping.name)) { handle in
+            ids.append(plan.objectID(handle))
+        }
+        coordinator.events.emit(.fetch(FetchEvent(entity: plan.mapping.name, rows: ids.count, duration: ContinuousClock.now - start)), context: id)
+        return ids
+    }
+
+    /// The number of objects `request` would return: one `SELECT COUNT(*)`, no rows read (unless unsaved changes
+    /// of the fetched entities must be counted in, which takes the objects' IDs).
+    public func count(for request: FetchRequest) throws(ContextError) -> Int {
+        let plan = try FetchPlan(request, coordinator: coordinator)
+        if request.includesPendingChanges, pendingObjects(for: plan) != nil {
+            return try fetch(request).count
+        }
+        var count = 0
+        try runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
+            count = Int(SQLiteValues.int64(handle, 0))
+        }
+        return count
+    }
+
+    /// Chosen properties of the matching rows, straight from the store (unsaved changes are not seen): one
+    /// dictionary per row keyed by the key paths of `propertiesToFetch` (every stored attribute when empty). A
+    /// to-one gives its destination's primary key; nil values are left out, as Core Data leaves them out.
+    public func fetchDictionaries(_ request: FetchRequest) throws(ContextError) -> [[String: AttributeValue]] {
+        var plan = try FetchPlan(request, coordinator: coordinator)
+        let keys = request.propertiesToFetch.isEmpty ? plan.mapping.attributes.map(\.name) : request.propertiesToFetch
+        var columns: [(key: String, column: String, type: AttributeType)] = []
+        for key in keys {
+            let type = try valueType(ofKeyPath: key, from: plan.mapping)
+            columns.append((key, try plan.column(forKeyPath: key), type))
+        }
+        let start = ContinuousClock.now
+        var rows: [[String: AttributeValue]] = []
+        let sql = plan.select(columns.map(\.column).joined(separator: ", "), limit: request.fetchLimit, offset: request.fetchOffset)
+        try runQuery(sql, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
+            var row: [String: AttributeValue] = [:]
+            for (position, column) in columns.enumerated() {
+                let value = SQLiteValues.value(handle, Int32(position), as: column.type)
+                if !value.isNull { row[column.key] = value }
+            }
+            rows.append(row)
+        }
+        coordinator.events.emit(.fetch(FetchEvent(entity: plan.mapping.name, rows: rows.count, duration: ContinuousClock.now - start)), context: id)
+        return rows
+    }
+
+    // MARK: loading rows
+
+    /// Objects read by one statement, with the prefetched objects their result keeps alive.
+    struct LoadedObjects {
+        var objects: [ManagedObject]
+        var retained: [ManagedObject]
+    }
+
+    /// Runs the plan's statement (window applied) and everything its request prefetches.
+    func loadObjects(_ plan: FetchPlan, limit: Int, offset: Int) throws(ContextError) -> LoadedObjects {
+        let request = plan.request
+        guard request.includesPropertyValues else {
+            var ids: [ObjectID] = []
+            try runQuery(plan.select(plan.idSelectList, limit: limit, offset: offset), plan.arguments,
+                         cause: .fetch(entity: plan.mapping.name)) { handle in
+                ids.append(plan.objectID(handle))
+            }
+            recordFaultGroup(ids, size: faultBatchSize)
+            return LoadedObjects(objects: ids.map { object(with: $0) }, retained: [])
+        }
+        let joined = try JoinedPrefetch(request: request, mapping: plan.mapping, coordinator: coordinator, firstColumn: plan.rowPlan.columnCount)
+        let sql = plan.select(plan.rowPlan.selectList + joined.selectList, extraJoins: joined.joins, limit: limit, offset: offset)
+        return try loadRows(sql: sql, arguments: plan.arguments, rowPlan: plan.rowPlan, joined: joined, request: request,
+                            cause: .fetch(entity: plan.mapping.name))
+    }
+
+    /// Reads full rows (and the joined prefetch's rows beside them), caches them, makes the objects, and runs the
+    /// separate prefetch statements for them.
+    func loadRows(
+        sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest, cause: StatementCause
+    ) throws(ContextError) -> LoadedObjects {
+        var rows: [RowSnapshot] = []
+        var joinedRows: [ObjectID: RowSnapshot] = [:]
+        try runQuery(sql, arguments, cause: cause) { handle in
+            rows.append(SQLiteValues.snapshot(handle, plan: rowPlan))
+            joined.read(handle) { joinedRows[$0.objectID] = $0 }
+        }
+        coordinator.rowCache.insert(contentsOf: rows)
+        var retained: [ManagedObject] = []
+        if !joinedRows.isEmpty {
+            let snapshots = Array(joinedRows.values)
+            coordinator.rowCache.insert(contentsOf: snapshots)
+            retained = materialize(snapshots)
+        }
+        recordToOneFaultGroups(rows)
+        let objects = rows.map { snapshot -> ManagedObject in
+            let object = object(with: snapshot.objectID)
+            if !request.returnsObjectsAsFaults, object.snapshot == nil, !object.isInserted { object.snapshot = snapshot }
+            return object
+        }
+        try prefetch(PrefetchNode.tree(joined.remainingKeyPaths), rows: rows, prefix: "", retained: &retained)
+        return LoadedObjects(objects: objects, retained: retained)
+    }
+
+    /// Objects for rows just read, filled with them (a prefetched object is not a fault).
+    func materialize(_ rows: [RowSnapshot]) -> [ManagedObject] {
+        rows.map { row in
+            let object = object(with: row.objectID)
+            if object.snapshot == nil, !object.isInserted { object.snapshot = row }
+            return object
+        }
+    }
+
+    /// Runs a read statement for this context, mapping store errors to `ContextError`.
+    func runQuery(_ sql: String, _ arguments: [AttributeValue], cause: StatementCause, row: (OpaquePointer) throws -> Void) throws(ContextError) {
+        do {
+            _ = try coordinator.read { db in
+                try coordinator.query(db, sql: sql, arguments: arguments, cause: cause, context: id, row: row)
+            }
+        } catch {
+            throw .store(PersistentStore.sqliteMessage(error))
+        }
+    }
+
+    // MARK: prefetching (one statement per key path and level)
+
+    /// Loads the relationships of `nodes` for `rows` (objects of one table), then their children from the rows
+    /// loaded. To-ones skip destinations already in the row cache; to-manys fill their owners' relationship faults.
+    func prefetch(_ nodes: [PrefetchNode], rows: [RowSnapshot], prefix: String, retained: inout [ManagedObject]) throws(ContextError) {
+        guard !nodes.isEmpty, !rows.isEmpty else { return }
+        var byEntity: [Int: [RowSnapshot]] = [:]
+        for row in rows { byEntity[row.objectID.entityNumber, default: []].append(row) }
+        for node in nodes {
+            let keyPath = prefix.isEmpty ? node.name : prefix + "." + node.name
+            var toOneIDs: [ObjectID] = []
+            var seen = Set<ObjectID>()
+            var toManyOwners: [(mapping: EntityMapping, index: Int, owners: [ObjectID])] = []
+            var found = false
+            for (number, entityRows) in byEntity.sorted(by: { $0.key < $1.key }) {
+                let mapping = coordinator.mapping(forEntityNumber: number)
+                switch mapping.slot(forKey: node.name) {
+                case .toOne(let index)?:
+                    found = true
+                    for row in entityRows { if let key = row.toOneKeys[index], seen.insert(key).inserted { toOneIDs.append(key) } }
+                case .toMany(let index)?:
+                    found = true
+                    if let group = toManyOwners.firstIndex(where: { $0.mapping.table == mapping.table && $0.mapping.toManys[$0.index].storage == mapping.toManys[index].storage }) {
+                        toManyOwners[group].owners += entityRows.map(\.objectID)
+                    } else {
+                        toManyOwners.append((mapping, index, entityRows.map(\.objectID)))
+                    }
+                default:
+                    continue
+                }
+            }
+            guard found else {
+                let entity = rows.first.map { coordinator.mapping(forEntityNumber: $0.objectID.entityNumber).name } ?? "?"
+                throw .invalidFetch("\(entity): no relationship '\(node.name)' to prefetch (key path '\(keyPath)')")
+            }
+            var destinations: [RowSnapshot] = []
+            if !toOneIDs.isEmpty {
+                destinations += try prefetchToOne(toOneIDs, keyPath: keyPath, retained: &retained)
+            }
+            for group in toManyOwners {
+                destinations += try prefetchToMany(group.mapping, index: group.index, owners: group.owners, keyPath: keyPath, retained: &retained)
+            }
+            try prefetch(node.children, rows: destinations, prefix: keyPath, retained: &retained)
+        }
+    }
+
+    /// `SELECT … FROM <DEST> t0 WHERE t0.Z_PK IN (…)` for the destinations not cached yet; returns every destination row.
+    private func prefetchToOne(_ ids: [ObjectID], keyPath: String, retained: inout [ManagedObject]) throws(ContextError) -> [RowSnapshot] {
+        let cached = coordinator.rowCache.cachedSnapshots(for: ids)
+        var rows = ids.compactMap { cached[$0] }
+        let missing = ids.filter { cached[$0] == nil }
+        if !missing.isEmpty {
+            let mapping = coordinator.mapping(forEntityNumber: missing[0].entityNumber)
+            let plan = rowPlan(forTableOf: mapping)
+            var loaded: [RowSnapshot] = []
+            for chunk in KeyList.chunks(missing) {
+                let list = KeyList(chunk.map(\.primaryKey))
+                try runQuery("SELECT \(plan.selectList) FROM \(mapping.table) t0 WHERE t0.Z_PK IN \(list.sql)", list.arguments,
+                             cause: .prefetch(keyPath: keyPath)) { handle in
+                    loaded.append(SQLiteValues.snapshot(handle, plan: plan))
+                }
+            }
+            coordinator.rowCache.insert(contentsOf: loaded)
+            rows += loaded
+        }
+        retained += materialize(rows)
+        return rows
+    }
+
+    /// The destinations of a to-many for many owners in one statement (`… WHERE t0.<INVERSE> IN (…) ORDER BY
+    /// t0.<INVERSE>`, or through the join table); fills each owner's relationship fault.
+    private func prefetchToMany(
+        _ mapping: EntityMapping, index: Int, owners: [ObjectID], keyPath: String, retained: inout [ManagedObject]
+    ) throws(ContextError) -> [RowSnapshot] {
+        let toMany = mapping.toManys[index]
+        let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
+        let plan = rowPlan(forTableOf: destination)
+        var rows: [RowSnapshot] = []
+        var members: [Int64: [ObjectID]] = [:]
+        for chunk in KeyList.chunks(owners) {
+            let list = KeyList(chunk.map(\.primaryKey))
+            let sql: String
+            switch toMany.storage {
+            case .inverseForeignKey(let table, let column, let orderColumn):
+                sql = "SELECT t0.\(column), \(plan.selectList) FROM \(table) t0 WHERE t0.\(column) IN \(list.sql) ORDER BY t0.\(column)"
+                    + (orderColumn.map { ", t0.\($0)" } ?? "")
+            case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn, _):
+                sql = "SELECT t1.\(sourceColumn), \(plan.selectList) FROM \(table) t1 JOIN \(toMany.destinationTable) t0 ON t0.Z_PK = t1.\(destinationColumn)"
+                    + " WHERE t1.\(sourceColumn) IN \(list.sql) ORDER BY t1.\(sourceColumn)" + (orderColumn.map { ", t1.\($0)" } ?? "")
+            case .foreignKey, .transient:
+                return []
+            }
+            try runQuery(sql, list.arguments, cause: .prefetch(keyPath: keyPath)) { handle in
+                let row = SQLiteValues.snapshot(handle, plan: plan, offset: 1)
+                members[SQLiteValues.int64(handle, 0), default: []].append(row.objectID)
+                rows.append(row)
+            }
+        }
+        coordinator.rowCache.insert(contentsOf: rows)
+        retained += materialize(rows)
+        for ownerID in owners {
+            let owner = object(with: ownerID)
+            if owner.toManyStates[index]?.members == nil {
+                fulfillToMany(owner, index: index, storedMembers: members[ownerID.primaryKey] ?? [])
+            }
+            retained.append(owner)
+        }
+        return rows
+    }
+
+    /// How to read rows of `mapping`'s table: its root entity and every sub-entity.
+    func rowPlan(forTableOf mapping: EntityMapping) -> RowReadPlan {
+        let root = coordinator.mapping(forEntityNumber: mapping.rootNumber)
+        return RowReadPlan([root] + root.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) })
+    }
+
+    // MARK: pending changes
+
+    /// The context's unsaved objects of the fetched entities; nil when there are none.
+    struct PendingObjects {
+        var inserted: [ManagedObject]
+        var changed: [ManagedObject]
+        var deleted: Set<ObjectID>
+    }
+
+    func pendingObjects(for plan: FetchPlan) -> PendingObjects? {
+        let numbers = plan.includedNumbers
+        let inserted = insertedList.filter { !$0.isDeletedFlag && numbers.contains($0.objectID.entityNumber) }
+        var changed: [ManagedObject] = []
+        var deleted = Set<ObjectID>()
+        for object in changedObjects.values where numbers.contains(object.objectID.entityNumber) {
+            if object.isDeletedFlag { deleted.insert(object.objectID) } else { changed.append(object) }
+        }
+        return inserted.isEmpty && changed.isEmpty && deleted.isEmpty ? nil : PendingObjects(inserted: inserted, changed: changed, deleted: deleted)
+    }
+
+    /// The store's result with unsaved changes applied: deleted objects removed, changed ones judged again by their
+    /// values in memory, matching inserted ones added; then sorted in memory and windowed as the request says.
+    func merge(_ stored: [ManagedObject], with pending: PendingObjects, plan: FetchPlan) throws(ContextError) -> [ManagedObject] {
+        let request = plan.request
+        // Checked once for the fetched entity, as the SQL was; then each object is judged without failing.
+        var evaluator: PredicateEvaluator?
+        if let predicate = request.predicate {
+            do {
+                evaluator = try PredicateEvaluator(predicate, entity: plan.mapping.name, schema: coordinator.store.schema)
+            } catch {
+                throw .invalidFetch("\(plan.mapping.name): \(error.description)")
+            }
+        }
+        func matches(_ object: ManagedObject) -> Bool { evaluator?.evaluate(object) ?? true }
+        let changedIDs = Set(pending.changed.map(\.objectID))
+        var result: [ManagedObject] = []
+        result.reserveCapacity(stored.count + pending.inserted.count)
+        for object in stored where !pending.deleted.contains(object.objectID) {
+            if changedIDs.contains(object.objectID), !matches(object) { continue }
+            result.append(object)
+        }
+        var present = Set(result.map(\.objectID))
+        for object in pending.changed + pending.inserted where !present.contains(object.objectID) {
+            if matches(object) {
+                present.insert(object.objectID)
+                result.append(object)
+            }
+        }
+        if !request.sortDescriptors.isEmpty {
+            result = InMemorySort.sorted(result, by: request.sortDescriptors)
+        }
+        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0, result.count > request.fetchLimit { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    // MARK: dictionaries
+
+    /// The type of the value a key path through to-ones ends at: an attribute's, or an integer key for a to-one.
+    private func valueType(ofKeyPath keyPath: String, from start: EntityMapping) throws(ContextError) -> AttributeType {
+        var mapping = start
+        let components = keyPath.split(separator: ".").map(String.init)
+        for (position, component) in components.enumerated() {
+            let isLast = position == components.count - 1
+            switch mapping.slot(forKey: component) {
+            case .attribute(let index)? where isLast:
+                return mapping.attributes[index].type
+            case .toOne(let index)?:
+                if isLast { return .integer64 }
+                mapping = coordinator.mapping(forEntityNumber: mapping.toOnes[index].destinationNumber)
+            default:
+                throw .invalidFetch("\(start.name): '\(keyPath)' is not a stored attribute or to-one key path")
+            }
+        }
+        throw .invalidFetch("\(start.name): empty property key path")
+    }
+}
+
+/// Prefetch key paths as a tree, so a shared prefix (`lastMessage` of `lastMessage.sender` and
+/// `lastMessage.reactions`) is loaded once.
+struct PrefetchNode: Equatable {
+    var name: String
+    var children: [PrefetchNode] = []
+
+    static func tree(_ keyPaths: [String]) -> [PrefetchNode] {
+        var roots: [PrefetchNode] = []
+        for keyPath in keyPaths {
+            insert(keyPath.split(separator: ".").map(String.init)[...], into: &roots)
+        }
+        return roots
+    }
+
+    private static func insert(_ components: ArraySlice<String>, into nodes: inout [PrefetchNode]) {
+        guard let first = components.first else { return }
+        if let index = nodes.firstIndex(where: { $0.name == first }) {
+            insert(components.dropFirst(), into: &nodes[index].children)
+        } else {
+            var node = PrefetchNode(name: first)
+            insert(components.dropFirst(), into: &node.children)
+            nodes.append(node)
+        }
+    }
+}
+
+/// A list of primary keys for `IN`, bound as parameters: one `?` each.
+struct KeyList {
+    let sql: String
+    let arguments: [AttributeValue]
+
+    /// Keys per statement: well under SQLite's limit on bound parameters.
+    static let chunkSize = 30_000
+
+    init(_ keys: [Int64]) {
+        sql = "(" + FetchPlan.placeholders(keys.count) + ")"
+        arguments = keys.map { .integer($0) }
+    }
+
+    static func chunks<T>(_ items: [T]) -> [ArraySlice<T>] {
+        stride(from: 0, to: items.count, by: chunkSize).map { items[$0..<min($0 + chunkSize, items.count)] }
+    }
+}

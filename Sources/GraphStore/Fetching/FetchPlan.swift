@@ -1,0 +1,132 @@
+/// A fetch request worked out against the store's tables once: which entities and table, the FROM clause with the
+/// joins its predicate and sort need, the WHERE clause with its bound values, and the ORDER BY. Every statement a
+/// request runs (rows, IDs, counts, later batches) is built from these pieces, so they all select the same rows in
+/// the same order.
+struct FetchPlan {
+    let request: FetchRequest
+    let mapping: EntityMapping
+    /// The fetched entity and, unless turned off, its sub-entities.
+    let included: [EntityMapping]
+    let includedNumbers: Set<Int>
+    /// How to read a full row of any included entity.
+    let rowPlan: RowReadPlan
+    /// `ZCHAT t0` followed by the predicate's and sort's joins.
+    private(set) var from: String
+    /// ` WHERE …` or "".
+    let whereClause: String
+    let arguments: [AttributeValue]
+    /// ` ORDER BY …` or "" (no sort descriptors: SQLite's order, as Core Data leaves it).
+    private(set) var orderBy: String
+    /// The sort's columns, one per descriptor (for in-memory merges the key paths are used instead).
+    let sortColumns: [String]
+    private var compiler: PredicateCompiler
+
+    init(_ request: FetchRequest, coordinator: PersistentStoreCoordinator) throws(ContextError) {
+        guard let mapping = coordinator.mapping(forEntity: request.entityName) else { throw .unknownEntity(request.entityName) }
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw .invalidFetch("\(request.entityName): fetchLimit, fetchOffset and fetchBatchSize must not be negative")
+        }
+        self.request = request
+        self.mapping = mapping
+        let included = request.includesSubentities
+            ? [mapping] + mapping.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) }
+            : [mapping]
+        self.included = included
+        self.includedNumbers = Set(included.map(\.number))
+        self.rowPlan = RowReadPlan(included)
+
+        var compiler = PredicateCompiler(schema: coordinator.store.schema, entity: mapping.name)
+        var clauses: [String] = []
+        var arguments: [AttributeValue] = []
+        // A table shared by several entities is narrowed to the included ones unless they are all of its rows.
+        let tableNumbers = coordinator.store.schema.table(for: mapping.name)?.entityNumbers ?? []
+        if mapping.tableHasSubentities, Set(tableNumbers) != includedNumbers {
+            let numbers = included.map(\.number)
+            clauses.append(numbers.count == 1 ? "t0.Z_ENT = ?" : "t0.Z_ENT IN (\(Self.placeholders(numbers.count)))")
+            arguments += numbers.map { .integer(Int64($0)) }
+        }
+        if let predicate = request.predicate {
+            let compiled: PredicateSQL
+            do {
+                compiled = try compiler.compile(predicate)
+            } catch {
+                throw .invalidFetch("\(mapping.name): \(error.description)")
+            }
+            if !compiled.condition.isEmpty {
+                clauses.append(clauses.isEmpty ? compiled.condition : "(\(compiled.condition))")
+                arguments += compiled.arguments
+            }
+        }
+        var sortColumns: [String] = []
+        for descriptor in request.sortDescriptors {
+            do {
+                sortColumns.append(try compiler.column(forKeyPath: descriptor.keyPath))
+            } catch {
+                throw .invalidFetch("\(mapping.name): cannot sort by '\(descriptor.keyPath)': \(error.description)")
+            }
+        }
+        self.sortColumns = sortColumns
+        self.whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        self.arguments = arguments
+        let terms = zip(sortColumns, request.sortDescriptors).map { column, descriptor in descriptor.ascending ? column : column + " DESC" }
+        self.orderBy = terms.isEmpty ? "" : " ORDER BY " + terms.joined(separator: ", ")
+        self.compiler = compiler
+        self.from = ([mapping.table + " t0"] + compiler.joins).joined(separator: " ")
+    }
+
+    /// Adds the primary key as the last sort term, so that statements reading the same order in pieces (a first
+    /// batch, then later IDs) agree on rows whose sort values tie.
+    mutating func breakTiesByPrimaryKey() {
+        guard !sortColumns.contains("t0.Z_PK") else { return }
+        orderBy += orderBy.isEmpty ? " ORDER BY t0.Z_PK" : ", t0.Z_PK"
+    }
+
+    /// The qualified column for a key path through to-ones, joining what it needs (for dictionary results).
+    mutating func column(forKeyPath keyPath: String) throws(ContextError) -> String {
+        let column: String
+        do {
+            column = try compiler.column(forKeyPath: keyPath)
+        } catch {
+            throw .invalidFetch("\(mapping.name): \(error.description)")
+        }
+        from = ([mapping.table + " t0"] + compiler.joins).joined(separator: " ")
+        return column
+    }
+
+    /// `SELECT <list> FROM … WHERE … [ORDER BY …] [LIMIT … [OFFSET …]]`, with `extraJoins` after the plan's own.
+    func select(_ list: String, extraJoins: [String] = [], ordered: Bool = true, limit: Int = 0, offset: Int = 0) -> String {
+        let joins = extraJoins.isEmpty ? "" : " " + extraJoins.joined(separator: " ")
+        return "SELECT \(list) FROM \(from)\(joins)\(whereClause)\(ordered ? orderBy : "")\(Self.limitClause(limit: limit, offset: offset))"
+    }
+
+    /// The number of matching rows, the request's offset and limit applied.
+    var countSQL: String {
+        let limit = request.fetchLimit
+        let offset = request.fetchOffset
+        guard limit > 0 || offset > 0 else { return "SELECT COUNT(*) FROM \(from)\(whereClause)" }
+        return "SELECT COUNT(*) FROM (SELECT 1 FROM \(from)\(whereClause)\(Self.limitClause(limit: limit, offset: offset)))"
+    }
+
+    /// `t0.Z_ENT, t0.Z_PK` (or `0, t0.Z_PK` for a table of one entity): what ID-only statements select.
+    var idSelectList: String { (mapping.tableHasSubentities ? "t0.Z_ENT" : "0") + ", t0.Z_PK" }
+
+    /// Reads an ID from the first two columns of an ID-only statement.
+    func objectID(_ handle: OpaquePointer, offset: Int32 = 0) -> ObjectID {
+        let entity = mapping.tableHasSubentities ? Int(SQLiteValues.int64(handle, offset)) : mapping.number
+        return ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, offset + 1))
+    }
+
+    /// Limits are numbers the request holds, not user text, so they are written inline as Core Data writes them.
+    static func limitClause(limit: Int, offset: Int) -> String {
+        switch (limit > 0, offset > 0) {
+        case (true, true): " LIMIT \(limit) OFFSET \(offset)"
+        case (true, false): " LIMIT \(limit)"
+        case (false, true): " LIMIT -1 OFFSET \(offset)"
+        case (false, false): ""
+        }
+    }
+
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,193 @@
+import Collections
+
+/// The objects a fetch returned, as a random-access collection. A batched fetch (`fetchBatchSize` > 0) loads the
+/// batch holding an index when that index is first read, keeps the most recently used batches, and drops older
+/// ones (reloading them, one statement each, if they are read again), so scrolling a long result keeps memory flat.
+///
+/// The collection keeps its objects (and the objects its prefetch loaded) alive while it exists.
+public struct FetchedObjects: RandomAccessCollection {
+    private enum Storage {
+        case loaded([ManagedObject], retained: [ManagedObject])
+        case batched(BatchedFetch)
+    }
+
+    private let storage: Storage
+
+    init(_ objects: [ManagedObject], retaining retained: [ManagedObject]) {
+        storage = .loaded(objects, retained: retained)
+    }
+
+    init(batches: BatchedFetch) {
+        storage = .batched(batches)
+    }
+
+    public var startIndex: Int { 0 }
+
+    public var endIndex: Int {
+        switch storage {
+        case .loaded(let objects, _): objects.count
+        case .batched(let batches): batches.count
+        }
+    }
+
+    public subscript(position: Int) -> ManagedObject {
+        switch storage {
+        case .loaded(let objects, _): objects[position]
+        case .batched(let batches): batches.object(at: position)
+        }
+    }
+
+    /// How a batched result stands; nil for a result loaded at once.
+    public var batching: BatchingStatus? {
+        guard case .batched(let batches) = storage else { return nil }
+        return batches.status
+    }
+}
+
+/// A batched result's state, for tests and the browser's panel.
+public struct BatchingStatus: Equatable, Sendable {
+    public var batchSize: Int
+    /// Loaded batches, least recently used first.
+    public var loadedBatches: [Int]
+    /// Batches read from the store so far (a batch read again after being dropped counts again).
+    public var batchLoads: Int
+    /// Batches dropped to stay within `maximumLoadedBatches`.
+    public var evictions: Int
+    /// How many of the ordered IDs are known (all of them in faithful mode).
+    public var knownIDs: Int
+
+    public init(batchSize: Int, loadedBatches: [Int], batchLoads: Int, evictions: Int, knownIDs: Int) {
+        self.batchSize = batchSize
+        self.loadedBatches = loadedBatches
+        self.batchLoads = batchLoads
+        self.evictions = evictions
+        self.knownIDs = knownIDs
+    }
+}
+
+/// The loader behind a batched `FetchedObjects`.
+final class BatchedFetch {
+    private let context: ObjectContext
+    private let plan: FetchPlan
+    private let batchSize: Int
+    private let joined: JoinedPrefetch
+    let count: Int
+    /// The ordered IDs, filled as they become known.
+    private var ids: [ObjectID?]
+    private var knownIDs = 0
+    /// Loaded batches by number, least recently used first, with the objects each keeps alive.
+    private var batches: OrderedDictionary<Int, FetchedObjects> = [:]
+    private var batchLoads = 0
+    private var evictions = 0
+
+    init(context: ObjectContext, plan: FetchPlan) throws(ContextError) {
+        let request = plan.request
+        self.context = context
+        self.plan = plan
+        self.batchSize = request.fetchBatchSize
+        self.joined = try JoinedPrefetch(request: request, mapping: plan.mapping, coordinator: context.coordinator, firstColumn: plan.rowPlan.columnCount)
+        let start = ContinuousClock.now
+        switch request.batchingMode {
+        case .faithful:
+            // Every matching ID, in order, before any row.
+            var all: [ObjectID?] = []
+            try context.runQuery(plan.select(plan.idSelectList, limit: request.fetchLimit, offset: request.fetchOffset), plan.arguments,
+                                 cause: .fetch(entity: plan.mapping.name)) { handle in
+                all.append(plan.objectID(handle))
+            }
+            ids = all
+            knownIDs = all.count
+            count = all.count
+        case .windowed:
+            // The first batch's rows straight away; the total from a count only if the batch came back full.
+            let first = request.fetchLimit > 0 ? min(batchSize, request.fetchLimit) : batchSize
+            let loaded = try context.loadObjects(plan, limit: first, offset: request.fetchOffset)
+            if loaded.objects.count < first {
+                count = loaded.objects.count
+            } else {
+                var total = 0
+                try context.runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
+                    total = Int(SQLiteValues.int64(handle, 0))
+                }
+                count = max(total, loaded.objects.count)
+            }
+            ids = Array(repeating: nil, count: count)
+            for (position, object) in loaded.objects.enumerated() { ids[position] = object.objectID }
+            knownIDs = loaded.objects.count
+            if !loaded.objects.isEmpty {
+                batches[0] = FetchedObjects(loaded.objects, retaining: loaded.retained)
+                batchLoads = 1
+            }
+        }
+        context.coordinator.events.emit(.fetch(FetchEvent(entity: plan.mapping.name, rows: count, duration: ContinuousClock.now - start)), context: context.id)
+    }
+
+    var status: BatchingStatus {
+        BatchingStatus(batchSize: batchSize, loadedBatches: Array(batches.keys), batchLoads: batchLoads, evictions: evictions, knownIDs: knownIDs)
+    }
+
+    func object(at index: Int) -> ManagedObject {
+        precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
+        let number = index / batchSize
+        if let batch = batches.removeValue(forKey: number) {
+            // Most recently used goes last.
+            batches[number] = batch
+            return batch[index - number * batchSize]
+        }
+        let batch = load(number)
+        batches[number] = batch
+        while batches.count > max(1, plan.request.maximumLoadedBatches) {
+            batches.removeFirst()
+            evictions += 1
+        }
+        return batch[index - number * batchSize]
+    }
+
+    /// Reads batch `number` with one statement (plus the IDs it needs first in windowed mode, plus prefetches).
+    /// A store error leaves the batch as faults, which report the error when fired.
+    private func load(_ number: Int) -> FetchedObjects {
+        let range = number * batchSize..<min(count, (number + 1) * batchSize)
+        batchLoads += 1
+        do {
+            try readIDs(covering: range)
+            let batchIDs = range.compactMap { ids[$0] }
+            let list = KeyList(batchIDs.map(\.primaryKey))
+            let sql = "SELECT \(plan.rowPlan.selectList)\(joined.selectList) FROM \(plan.mapping.table) t0"
+                + (joined.joins.isEmpty ? "" : " " + joined.joins.joined(separator: " ")) + " WHERE t0.Z_PK IN \(list.sql)"
+            let loaded = try context.loadRows(sql: sql, arguments: list.arguments, rowPlan: plan.rowPlan, joined: joined, request: plan.request,
+                                              cause: .fetch(entity: plan.mapping.name))
+            // Rows come back in the table's order; put them in the result's.
+            var byID: [ObjectID: ManagedObject] = [:]
+            for object in loaded.objects { byID[object.objectID] = object }
+            let objects = batchIDs.map { byID[$0] ?? context.object(with: $0) }
+            return FetchedObjects(objects, retaining: loaded.retained)
+        } catch {
+            // Objects that report the failure when read (a subscript cannot throw).
+            let objects = range.map { position -> ManagedObject in
+                let object = plan.mapping.objectClass.init(objectID: ids[position] ?? ObjectID(entityNumber: plan.mapping.number, primaryKey: 0),
+                                                           context: context, mapping: plan.mapping)
+                object.faultError = error
+                return object
+            }
+            return FetchedObjects(objects, retaining: [])
+        }
+    }
+
+    /// Windowed mode: reads the ordered IDs of `range` (and a few batches beyond, for scrolling on) if unknown.
+    private func readIDs(covering range: Range<Int>) throws(ContextError) {
+        guard range.contains(where: { ids[$0] == nil }) else { return }
+        let start = range.lowerBound
+        let end = min(count, start + batchSize * Self.batchesPerIDRead)
+        var position = start
+        try context.runQuery(plan.select(plan.idSelectList, limit: end - start, offset: plan.request.fetchOffset + start), plan.arguments,
+                             cause: .fetch(entity: plan.mapping.name)) { handle in
+            guard position < count else { return }
+            if ids[position] == nil { knownIDs += 1 }
+            ids[position] = plan.objectID(handle)
+            position += 1
+        }
+    }
+
+    /// How many batches' IDs one ID statement reads in windowed mode.
+    static let batchesPerIDRead = 8
+}
