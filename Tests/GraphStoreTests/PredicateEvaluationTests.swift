@@ -273,6 +273,10 @@ import Testing
             ("Chat", "NOT (members CONTAINS %@)", [ids["ann"]!]),
             ("Chat", "ANY members.age > 28 AND members.@count >= 2", []),
             ("Chat", "SUBQUERY(members, $u, $u.age > 26 AND $u.isBlocked == NO).@count >= 1", []),
+            // The left side written once is bound once: a subquery's values, a constant.
+            ("Chat", "SUBQUERY(members, $u, $u.age > 26).@count BETWEEN {1, 2}", []),
+            ("Chat", "5 BETWEEN {1, 10}", []),
+            ("Chat", "SUBQUERY(members, $u, $u.age > %@).@count IN {1, nil}", [26]),
             ("Chat", "SUBQUERY(members, $u, $u == %@).@count == 1", [ids["zoe"]!]),
             ("Chat", "ANY messages.sender.name == 'ann'", []),
             ("Chat", "ALL messages.sender != nil", []),

@@ -475,7 +475,9 @@ private struct EvaluationPlanner {
             return try primaryKey(argument, for: operand, destination: destination)
         case .number:
             switch argument {
-            case .value(.integer), .value(.double), .value(.decimal), .value(.null): return argument.attributeValue!
+            case .value(.integer), .value(.double), .value(.null): return argument.attributeValue!
+            // As the compiler binds it: a decimal compared with a count is the number it is.
+            case .value(.decimal(let number)): return .double(NSDecimalNumber(decimal: number).doubleValue)
             default: throw mismatch()
             }
         case .column(_, let type, _):

@@ -415,7 +415,9 @@ public struct PredicateCompiler {
             }
             let low = try ordered(left, bounds[0], op: op, in: scope)
             let high = try ordered(left, bounds[1], op: op, in: scope)
-            return Fragment(sql: "\(low.0) BETWEEN \(low.1) AND \(high.1)", arguments: low.2 + high.2)
+            // The left side is written once, so its values (a constant's, a subquery's) are bound once.
+            let leftValues = left.sql == nil ? 1 : left.arguments.count
+            return Fragment(sql: "\(low.0) BETWEEN \(low.1) AND \(high.1)", arguments: low.2 + high.2.dropFirst(leftValues))
         }
     }
 
@@ -487,7 +489,9 @@ public struct PredicateCompiler {
             return try primaryKey(argument, for: operand, destination: destination)
         case .number:
             switch argument {
-            case .value(.integer), .value(.double), .value(.decimal), .value(.null): return argument.attributeValue!
+            case .value(.integer), .value(.double), .value(.null): return argument.attributeValue!
+            // A count has no column type to convert bound text by, so a decimal is bound as the number it is.
+            case .value(.decimal(let number)): return .double(NSDecimalNumber(decimal: number).doubleValue)
             default: throw mismatch()
             }
         case .column(_, let type, _, _):
@@ -587,7 +591,7 @@ public struct PredicateCompiler {
         let test = placeholders.isEmpty ? nil : "\(sql) IN (\(placeholders.joined(separator: ", ")))"
         switch (test, includesNull) {
         case (let test?, false): return Fragment(sql: test, arguments: arguments)
-        case (let test?, true): return Fragment(sql: "(\(test) OR \(sql) IS NULL)", arguments: arguments)
+        case (let test?, true): return Fragment(sql: "(\(test) OR \(sql) IS NULL)", arguments: arguments + left.arguments)
         default: return Fragment(sql: "\(sql) IS NULL", arguments: left.arguments)
         }
     }
