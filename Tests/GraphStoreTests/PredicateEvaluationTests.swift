@@ -8,37 +8,6 @@ import Testing
     typealias P = GraphStore.Predicate
     typealias PE = GraphStore.PredicateError
 
-    /// The chat model of `PredicateSQLTests`, plus a decimal (`Chat.budget`) and a float (`User.rating`), so numbers of
-    /// every kind meet in comparisons.
-    static func model() throws -> ObjectModel {
-        try ObjectModel {
-            EntityDescription("Chat") {
-                Attribute("title", .string)
-                Attribute("kind", .integer16)
-                Attribute("budget", .decimal)
-                Relationship.toMany("members", "User", inverse: "chats")
-                Relationship.toMany("messages", "Message", inverse: "chat")
-            }
-            EntityDescription("Message") {
-                Attribute("text", .string)
-                Attribute("sentAt", .date)
-                Attribute("score", .double)
-                Attribute("draft", .string).transient()
-                Relationship.toOne("sender", "User", inverse: "messages")
-                Relationship.toOne("chat", "Chat", inverse: "messages")
-            }
-            EntityDescription("User") {
-                Attribute("name", .string)
-                Attribute("age", .integer64)
-                Attribute("isBlocked", .boolean)
-                Attribute("id", .uuid)
-                Attribute("rating", .float)
-                Relationship.toMany("messages", "Message", inverse: "sender")
-                Relationship.toMany("chats", "Chat", inverse: "members")
-            }
-        }
-    }
-
     static let uuidA = UUID(uuidString: "00000000-0000-0000-0000-00000000000A")!
     static let uuidB = UUID(uuidString: "00000000-0000-0000-0000-00000000000B")!
 
@@ -51,7 +20,7 @@ import Testing
         var ids: [String: ObjectID] = [:]
 
         init() throws {
-            coordinator = try PersistentStoreCoordinator(path: folder.path("chat.sqlite"), model: try PredicateEvaluationTests.model())
+            coordinator = try PersistentStoreCoordinator(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
             let context = ObjectContext(coordinator: coordinator, name: "seed")
             var objects: [String: ManagedObject] = [:]
             func user(_ key: String, _ name: String?, _ age: Int64?, _ blocked: Bool?, id: UUID? = nil, rating: Double? = nil) {
@@ -106,18 +75,7 @@ import Testing
 
         /// The primary keys the compiled SQL selects from the saved store, in order.
         func sqlMatches(_ entity: String, _ predicate: P) throws -> [Int64] {
-            var compiler = PredicateCompiler(schema: schema, entity: entity)
-            let compiled = try compiler.compile(predicate)
-            var query = "SELECT t0.Z_PK FROM \(schema.table(for: entity)!.name) t0"
-            for join in compiled.joins { query += " " + join }
-            if !compiled.condition.isEmpty { query += " WHERE " + compiled.condition }
-            query += " ORDER BY t0.Z_PK"
-            let arguments = StatementArguments(compiled.arguments.map(\.evaluationTestValue))
-            let queue = try DatabaseQueue(path: path)
-            return try queue.read { db in
-                PredicateFunctions.install(on: db)
-                return try Int64.fetchAll(db, sql: query, arguments: arguments)
-            }
+            try PredicateTestStore.selectedKeys(entity, predicate, schema: schema, path: path)
         }
 
         /// The objects of `entity` a context sees: the stored ones and any inserted since the last save.
@@ -548,23 +506,5 @@ import Testing
         let accepted = try context.fetch("User").filter(evaluator.evaluate).map(\.objectID)
         #expect(Set(accepted) == Set(["ann", "bob", "nameless", "zoe"].map { seeded.ids[$0]! }))
         #expect(throws: PE.self) { try PredicateEvaluator(.constant(true), entity: "Nope", schema: seeded.schema) }
-    }
-}
-
-extension AttributeValue {
-    /// The value as the store binds it, for running compiled SQL through GRDB here.
-    fileprivate var evaluationTestValue: DatabaseValue {
-        switch self {
-        case .null: .null
-        case .integer(let number): number.databaseValue
-        case .boolean(let flag): (flag ? 1 : 0).databaseValue
-        case .double(let number): number.databaseValue
-        case .decimal(let number): number.description.databaseValue
-        case .string(let text): text.databaseValue
-        case .date(let date): date.timeIntervalSinceReferenceDate.databaseValue
-        case .data(let data): data.databaseValue
-        case .uuid(let uuid): withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
-        case .uri(let url): url.absoluteString.databaseValue
-        }
     }
 }

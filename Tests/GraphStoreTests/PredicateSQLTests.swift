@@ -6,38 +6,10 @@ import Testing
 @Suite struct PredicateSQLTests {
     typealias P = GraphStore.Predicate
 
-    /// Chat=1 (ZCHAT), Message=2 (ZMESSAGE), User=3 (ZUSER); Chat.members ↔ User.chats in join table Z_1MEMBERS.
-    static func chatModel() throws -> ObjectModel {
-        try ObjectModel {
-            EntityDescription("Chat") {
-                Attribute("title", .string)
-                Attribute("kind", .integer16)
-                Relationship.toMany("members", "User", inverse: "chats")
-                Relationship.toMany("messages", "Message", inverse: "chat")
-            }
-            EntityDescription("Message") {
-                Attribute("text", .string)
-                Attribute("sentAt", .date)
-                Attribute("score", .double)
-                Attribute("draft", .string).transient()
-                Relationship.toOne("sender", "User", inverse: "messages")
-                Relationship.toOne("chat", "Chat", inverse: "messages")
-            }
-            EntityDescription("User") {
-                Attribute("name", .string)
-                Attribute("age", .integer64)
-                Attribute("isBlocked", .boolean)
-                Attribute("id", .uuid)
-                Relationship.toMany("messages", "Message", inverse: "sender")
-                Relationship.toMany("chats", "Chat", inverse: "members")
-            }
-        }
-    }
-
     private let schema: StoreSchema
 
     init() throws {
-        schema = StoreSchema(model: try Self.chatModel())
+        schema = StoreSchema(model: try PredicateTestStore.chatModel())
     }
 
     private func sql(_ entity: String, _ format: String, _ arguments: any PredicateArgumentConvertible...) throws -> PredicateSQL {
@@ -204,7 +176,7 @@ import Testing
     /// "Empty"; messages from ann and bob.
     private func seededStore() throws -> (TemporaryDirectory, PersistentStore) {
         let folder = TemporaryDirectory()
-        let store = try PersistentStore.open(path: folder.path("chat.sqlite"), model: try Self.chatModel())
+        let store = try PersistentStore.open(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
         try store.databaseWriter().write { db in
             try db.execute(sql: """
                 INSERT INTO ZUSER (Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE, ZISBLOCKED) VALUES
@@ -221,19 +193,7 @@ import Testing
 
     /// The primary keys of `entity`'s rows the predicate matches, in order.
     private func matches(_ store: PersistentStore, _ entity: String, _ predicate: P) throws -> [Int64] {
-        var compiler = PredicateCompiler(schema: store.schema, entity: entity)
-        let compiled = try compiler.compile(predicate)
-        let table = store.schema.table(for: entity)!.name
-        var query = "SELECT t0.Z_PK FROM \(table) t0"
-        for join in compiled.joins { query += " " + join }
-        if !compiled.condition.isEmpty { query += " WHERE " + compiled.condition }
-        query += " ORDER BY t0.Z_PK"
-        let arguments = StatementArguments(compiled.arguments.map(\.testDatabaseValue))
-        let queue = try DatabaseQueue(path: store.path)
-        return try queue.read { db in
-            PredicateFunctions.install(on: db)
-            return try Int64.fetchAll(db, sql: query, arguments: arguments)
-        }
+        try PredicateTestStore.selectedKeys(entity, predicate, schema: store.schema, path: store.path)
     }
 
     private func matches(_ store: PersistentStore, _ entity: String, _ format: String, _ arguments: any PredicateArgumentConvertible...) throws -> [Int64] {
@@ -299,24 +259,6 @@ import Testing
                 return try Int.fetchOne(db, sql: "SELECT GRAPHSTORE_STRING_SEARCH(\(arguments))")
             }
             #expect(result == expected, "\(arguments)")
-        }
-    }
-}
-
-extension AttributeValue {
-    /// The value as SQLite receives it from `SQLiteValues.bind`, for running compiled SQL through GRDB in tests.
-    var testDatabaseValue: DatabaseValue {
-        switch self {
-        case .null: .null
-        case .integer(let number): number.databaseValue
-        case .boolean(let flag): (flag ? 1 : 0).databaseValue
-        case .double(let number): number.databaseValue
-        case .decimal(let number): number.description.databaseValue
-        case .string(let text): text.databaseValue
-        case .date(let date): date.timeIntervalSinceReferenceDate.databaseValue
-        case .data(let data): data.databaseValue
-        case .uuid(let uuid): withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
-        case .uri(let url): url.absoluteString.databaseValue
         }
     }
 }

@@ -116,7 +116,7 @@ private indirect enum EvaluationTerm: Sendable {
 
 // MARK: - Planning (mirrors PredicateCompiler)
 
-private struct EvaluationPlanner {
+private struct EvaluationPlanner: ComparisonBuilder {
     let schema: StoreSchema
 
     /// The object a part of the predicate is about: the tested object, or a to-many's destination.
@@ -138,24 +138,6 @@ private struct EvaluationPlanner {
             switch self {
             case .column(let term, _, _), .key(let term, _, _), .number(let term): term
             case .value, .list: nil
-            }
-        }
-
-        var isValue: Bool {
-            switch self {
-            case .value, .list: true
-            default: false
-            }
-        }
-
-        var isKey: Bool { if case .key = self { true } else { false } }
-
-        var label: String {
-            switch self {
-            case .column(_, _, let label), .key(_, _, let label): label
-            case .number: "a count"
-            case .value(let argument): argument.description
-            case .list: "a list"
             }
         }
     }
@@ -198,8 +180,8 @@ private struct EvaluationPlanner {
     }
 
     private func plan(_ comparison: Predicate.Comparison, in scope: Scope) throws(PredicateError) -> EvaluationNode {
-        try checkBound(comparison.left, in: scope)
-        try checkBound(comparison.right, in: scope)
+        try comparison.left.checkBound(variables: scope.variables, entity: scope.entity.name)
+        try comparison.right.checkBound(variables: scope.variables, entity: scope.entity.name)
 
         if let quantifier = comparison.modifier {
             guard case .keyPath(let keyPath) = comparison.left else {
@@ -234,7 +216,7 @@ private struct EvaluationPlanner {
             swap(&left, &right)
             op = flipped
         }
-        return try compare(left, op, right, options: comparison.options, in: scope)
+        return try compare(left, op, right, options: comparison.options, in: scope, entity: scope.entity.name)
     }
 
     private func quantified(
@@ -354,9 +336,7 @@ private struct EvaluationPlanner {
             for item in items { operands.append(try operand(item, in: scope)) }
             return .list(operands)
         case .variable(let name):
-            guard scope.variables.contains(name) else {
-                throw PredicateError(.unboundVariable, "\(scope.entity.name): variable $\(name) has no value; bind it with substituting(_:)")
-            }
+            guard scope.variables.contains(name) else { throw PredicateError.unbound(variable: name, entity: scope.entity.name) }
             return .key(.selfKey, destination: scope.entity, label: "\(scope.entity.name).$\(name)")
         case .keyPathCount(let keyPath):
             guard case .toMany(let hops, let ownerEntity, let relationship, let rest) = try resolve(keyPath, in: scope), rest.isEmpty else {
@@ -371,50 +351,21 @@ private struct EvaluationPlanner {
         }
     }
 
-    private func checkBound(_ expression: Predicate.Expression, in scope: Scope) throws(PredicateError) {
-        switch expression {
-        case .variable(let name) where !scope.variables.contains(name):
-            throw PredicateError(.unboundVariable, "\(scope.entity.name): variable $\(name) has no value; bind it with substituting(_:)")
-        case .list(let items):
-            for item in items { try checkBound(item, in: scope) }
-        default:
-            break
-        }
-    }
-
     // MARK: comparisons
 
-    private func compare(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
-        switch op {
-        case .equal, .notEqual:
-            return try equality(left, negated: op == .notEqual, right, options: options, in: scope)
-        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-            guard options.isEmpty else {
-                throw PredicateError(.unsupported, "\(scope.entity.name): '\(op.rawValue)' takes no [c]/[d] options")
-            }
-            let (a, b) = try ordered(left, right, op: op, in: scope)
-            return .compare(a, SQLComparison(op), b)
-        case .beginsWith, .endsWith, .contains, .like, .matches:
-            return try stringSearch(left, op, right, options: options, in: scope)
-        case .in:
-            return try membership(left, right, options: options, in: scope)
-        case .between:
-            let bounds: [Operand] = switch right {
-            case .list(let items): items
-            case .value(.list(let items)): items.map(Operand.value)
-            default: []
-            }
-            guard bounds.count == 2 else {
-                throw PredicateError(.typeMismatch, "\(scope.entity.name): BETWEEN takes a list of exactly two values, {low, high}")
-            }
-            let (value, low) = try ordered(left, bounds[0], op: op, in: scope)
-            let (_, high) = try ordered(left, bounds[1], op: op, in: scope)
-            // SQLite reads `x BETWEEN a AND b` as `x >= a AND x <= b`.
-            return .and([.compare(value, .greaterOrEqual, low), .compare(value, .lessOrEqual, high)])
-        }
+    func ordering(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, in scope: Scope) throws(PredicateError) -> EvaluationNode {
+        let (a, b) = try ordered(left, right, op: op, in: scope)
+        return .compare(a, SQLComparison(op), b)
     }
 
-    private func equality(_ left: Operand, negated: Bool, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
+    func between(_ left: Operand, low: Operand, high: Operand, in scope: Scope) throws(PredicateError) -> EvaluationNode {
+        let (value, lower) = try ordered(left, low, op: .between, in: scope)
+        let (_, upper) = try ordered(left, high, op: .between, in: scope)
+        // SQLite reads `x BETWEEN a AND b` as `x >= a AND x <= b`.
+        return .and([.compare(value, .greaterOrEqual, lower), .compare(value, .lessOrEqual, upper)])
+    }
+
+    func equality(_ left: Operand, negated: Bool, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
         if case .value(.value(.null)) = right, let term = left.term {
             return .isNull(term, negated: negated)
         }
@@ -427,8 +378,8 @@ private struct EvaluationPlanner {
             return negated ? .not(search) : search
         }
         switch (left, right) {
-        case (.key(let term, let destination, _), .value(let argument)):
-            let key = EvaluationTerm.bound(StoredValue(bound: try primaryKey(argument, for: left, destination: destination)))
+        case (.key(let term, _, _), .value(let argument)):
+            let key = EvaluationTerm.bound(StoredValue(bound: try left.coerced(argument, op: .equal, in: schema)))
             return negated ? .or([.compare(term, .notEqual, key), .isNull(term, negated: false)]) : .compare(term, .equal, key)
         case (.key(let a, _, _), .key(let b, _, _)):
             return .identical(a, b, negated: negated)
@@ -445,90 +396,16 @@ private struct EvaluationPlanner {
         _ left: Operand, _ right: Operand, op: Predicate.Operator, in scope: Scope, requireString: Bool = false
     ) throws(PredicateError) -> (EvaluationTerm, EvaluationTerm) {
         guard let leftTerm = left.term else {
-            // Two constants: compared as they are bound.
-            guard case .value(let leftArgument) = left, case .value(let rightArgument) = right,
-                  let a = leftArgument.attributeValue, let b = rightArgument.attributeValue else {
-                throw PredicateError(.typeMismatch, "\(scope.entity.name): '\(op.rawValue)' cannot relate \(left.label) and \(right.label)")
-            }
+            // Two constants, compared as they are bound.
+            let (a, b) = try Operand.constants(left, right, op: op, entity: scope.entity.name)
             return (.bound(StoredValue(bound: a)), .bound(StoredValue(bound: b)))
         }
-        switch right {
-        case .value(let argument):
-            return (leftTerm, .bound(StoredValue(bound: try coerce(argument, for: left, op: op, requireString: requireString))))
-        case .column, .number, .key:
-            if case .key = right, !left.isKey {
-                throw PredicateError(.typeMismatch, "\(scope.entity.name): \(left.label) and \(right.label) cannot be compared")
-            }
-            return (leftTerm, right.term!)
-        case .list:
-            throw PredicateError(.typeMismatch, "\(left.label): '\(op.rawValue)' does not take a list (IN and BETWEEN do)")
-        }
+        let value = try left.boundValue(comparedWith: right, op: op, requireString: requireString, entity: scope.entity.name, in: schema)
+        guard let value else { return (leftTerm, right.term!) }
+        return (leftTerm, .bound(StoredValue(bound: value)))
     }
 
-    /// The value to compare `operand` with, in the type its column holds; a type mismatch when there is none.
-    private func coerce(_ argument: PredicateArgument, for operand: Operand, op: Predicate.Operator, requireString: Bool = false) throws(PredicateError) -> AttributeValue {
-        func mismatch() -> PredicateError {
-            PredicateError(.typeMismatch, "\(operand.label): \(argument) does not compare with it using '\(op.rawValue)'")
-        }
-        switch operand {
-        case .key(_, let destination, _):
-            return try primaryKey(argument, for: operand, destination: destination)
-        case .number:
-            switch argument {
-            case .value(.integer), .value(.double), .value(.null): return argument.attributeValue!
-            // As the compiler binds it: a decimal compared with a count is the number it is.
-            case .value(.decimal(let number)): return .double(NSDecimalNumber(decimal: number).doubleValue)
-            default: throw mismatch()
-            }
-        case .column(_, let type, _):
-            guard case .value(let value) = argument else { throw mismatch() }
-            if value == .null { return .null }
-            if requireString {
-                guard case .string = value else { throw mismatch() }
-                return value
-            }
-            switch (type, value) {
-            case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer),
-                 (.integer16, .double), (.integer32, .double), (.integer64, .double),
-                 (.integer16, .decimal), (.integer32, .decimal), (.integer64, .decimal),
-                 (.decimal, .integer), (.decimal, .double), (.decimal, .decimal),
-                 (.double, .double), (.float, .double), (.double, .decimal), (.float, .decimal),
-                 (.boolean, .boolean), (.boolean, .integer),
-                 (.string, .string), (.uri, .string), (.uri, .uri), (.objectID, .string),
-                 (.date, .date), (.uuid, .uuid), (.binaryData, .data), (.transformable, .data):
-                return value
-            case (.integer16, .boolean(let flag)), (.integer32, .boolean(let flag)), (.integer64, .boolean(let flag)):
-                return .integer(flag ? 1 : 0)
-            case (.double, .integer(let number)), (.float, .integer(let number)):
-                return .double(Double(number))
-            case (.uuid, .string(let text)):
-                guard let uuid = UUID(uuidString: text) else { throw mismatch() }
-                return .uuid(uuid)
-            default:
-                throw mismatch()
-            }
-        case .value, .list:
-            guard let value = argument.attributeValue else { throw mismatch() }
-            return value
-        }
-    }
-
-    /// The primary key an object argument stands for, when the object can be a destination of the key.
-    private func primaryKey(_ argument: PredicateArgument, for operand: Operand, destination: Entity) throws(PredicateError) -> AttributeValue {
-        switch argument {
-        case .objectID(let id):
-            guard let entity = schema.model.entity(number: id.entityNumber), destination.includes(entity.name) else {
-                throw PredicateError(.typeMismatch, "\(operand.label) refers to \(destination.name) objects, and object \(id) is not one")
-            }
-            return .integer(id.primaryKey)
-        case .value(.null):
-            return .null
-        default:
-            throw PredicateError(.typeMismatch, "\(operand.label) refers to \(destination.name) objects; compare it with an object or object ID, not \(argument)")
-        }
-    }
-
-    private func stringSearch(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
+    func stringSearch(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
         guard case .column(let term, let type, _) = left, type == .string || type == .uri else {
             throw PredicateError(.typeMismatch, "\(left.label): \(op.rawValue) needs a String attribute on its left")
         }
@@ -539,14 +416,8 @@ private struct EvaluationPlanner {
         return .search(term, pattern, op, options)
     }
 
-    private func membership(_ left: Operand, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
-        let items: [Operand]
-        switch right {
-        case .list(let operands): items = operands
-        case .value(.list(let values)): items = values.map(Operand.value)
-        default:
-            throw PredicateError(.typeMismatch, "\(left.label): IN takes a list ({a, b} or an array argument) or a to-many key path on its right")
-        }
+    func membership(_ left: Operand, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> EvaluationNode {
+        let items = try left.membershipItems(right)
         guard let term = left.term else {
             throw PredicateError(.typeMismatch, "\(scope.entity.name): IN takes a key path on its left")
         }
@@ -557,20 +428,22 @@ private struct EvaluationPlanner {
             return parts.count == 1 ? parts[0] : .or(parts)
         }
         // `x IN (a, b)` behaves as `x = a OR x = b`; a nil in the list becomes `OR x IS NULL`.
-        var alternatives: [EvaluationNode] = []
-        var includesNull = false
-        for item in items {
-            switch item {
-            case .value(.value(.null)):
-                includesNull = true
-            case .value(let argument):
-                alternatives.append(.compare(term, .equal, .bound(StoredValue(bound: try coerce(argument, for: left, op: .in)))))
-            default:
-                throw PredicateError(.typeMismatch, "\(left.label): the list after IN may hold values only")
-            }
-        }
+        let (values, includesNull) = try left.membershipValues(items, in: schema)
+        var alternatives: [EvaluationNode] = values.map { .compare(term, .equal, .bound(StoredValue(bound: $0))) }
         if includesNull { alternatives.append(.isNull(term, negated: false)) }
         return alternatives.count == 1 ? alternatives[0] : .or(alternatives)
+    }
+}
+
+extension EvaluationPlanner.Operand: PredicateOperand {
+    fileprivate var role: OperandRole<Self> {
+        switch self {
+        case .column(_, let type, let label): .attribute(type, label: label)
+        case .key(_, let destination, let label): .key(destination: destination, label: label)
+        case .number: .count
+        case .value(let argument): .value(argument)
+        case .list(let items): .list(items)
+        }
     }
 }
 
@@ -583,25 +456,9 @@ extension EvaluationNode {
         case .constant(let value):
             return value
         case .and(let parts):
-            var unknown = false
-            for part in parts {
-                switch part.truth(for: object) {
-                case false?: return false
-                case nil: unknown = true
-                case true?: break
-                }
-            }
-            return unknown ? nil : true
+            return Self.combine(parts, for: object, decisive: false)
         case .or(let parts):
-            var unknown = false
-            for part in parts {
-                switch part.truth(for: object) {
-                case true?: return true
-                case nil: unknown = true
-                case false?: break
-                }
-            }
-            return unknown ? nil : false
+            return Self.combine(parts, for: object, decisive: true)
         case .not(let inner):
             return inner.truth(for: object).map(!)
         case .exists(let step, let condition):
@@ -628,6 +485,20 @@ extension EvaluationNode {
             guard let text = text.value(for: object).searchText, let pattern = pattern.value(for: object).searchText else { return false }
             return PredicateFunctions.matches(text, pattern, op, options: options)
         }
+    }
+
+    /// SQL's AND (`decisive` false) or OR (`decisive` true) over parts in order: the decisive value as soon as a part
+    /// has it; otherwise unknown when some part was unknown, else the other value.
+    private static func combine(_ parts: [EvaluationNode], for object: ManagedObject, decisive: Bool) -> Bool? {
+        var unknown = false
+        for part in parts {
+            guard let truth = part.truth(for: object) else {
+                unknown = true
+                continue
+            }
+            if truth == decisive { return decisive }
+        }
+        return unknown ? nil : !decisive
     }
 }
 

@@ -31,7 +31,7 @@ public struct PredicateSQL: Sendable, Equatable {
 /// - `x == nil` → `IS NULL`; `x != v` → `(x <> ? OR x IS NULL)`, as a nil value differs from any value;
 /// - string operators, `LIKE`, `MATCHES` and any `[c]`/`[d]` comparison → `GRAPHSTORE_STRING_SEARCH(…)` (see
 ///   `PredicateFunctions`), which the connection must have installed.
-public struct PredicateCompiler {
+public struct PredicateCompiler: ComparisonBuilder {
     public let schema: StoreSchema
     public let entity: String
 
@@ -41,7 +41,7 @@ public struct PredicateCompiler {
     private let rootError: PredicateError?
 
     /// One table in the statement being built: the root, or a to-many's destination inside a subquery.
-    fileprivate struct Scope {
+    struct Scope {
         var entity: Entity
         var alias: String
         var joins: [String] = []
@@ -52,7 +52,7 @@ public struct PredicateCompiler {
     }
 
     /// A piece of SQL with the values for its placeholders, in order.
-    fileprivate struct Fragment {
+    struct Fragment {
         var sql: String
         var arguments: [AttributeValue] = []
 
@@ -61,7 +61,7 @@ public struct PredicateCompiler {
     }
 
     /// What an expression stands for in SQL.
-    fileprivate enum Operand {
+    enum Operand {
         /// A stored attribute's column.
         case column(sql: String, type: AttributeType, entity: String, key: String)
         /// A row key: a to-one's foreign key column, or `Z_PK` for `SELF`; compared with object IDs.
@@ -151,8 +151,8 @@ public struct PredicateCompiler {
     }
 
     private mutating func compile(_ comparison: Predicate.Comparison, in scope: inout Scope) throws(PredicateError) -> Fragment {
-        try checkBound(comparison.left, in: scope)
-        try checkBound(comparison.right, in: scope)
+        try comparison.left.checkBound(variables: scope.variables, entity: scope.entity.name)
+        try comparison.right.checkBound(variables: scope.variables, entity: scope.entity.name)
 
         if let quantifier = comparison.modifier {
             guard case .keyPath(let keyPath) = comparison.left else {
@@ -188,7 +188,7 @@ public struct PredicateCompiler {
             swap(&left, &right)
             op = flipped
         }
-        return try compare(left, op, right, options: comparison.options, in: scope)
+        return try compare(left, op, right, options: comparison.options, in: scope, entity: scope.entity.name)
     }
 
     private mutating func quantified(
@@ -359,7 +359,7 @@ public struct PredicateCompiler {
             if scope.variables.contains(name) {
                 return .key(sql: "\(scope.alias).Z_PK", destination: scope.entity, entity: scope.entity.name, key: "$" + name)
             }
-            throw PredicateError(.unboundVariable, "\(scope.entity.name): variable $\(name) is not bound; substitute it with substituting(_:)")
+            throw PredicateError.unbound(variable: name, entity: scope.entity.name)
         case .keyPathCount(let keyPath):
             guard case .toMany(let owner, let ownerEntity, let relationship, let rest) = try resolve(components(keyPath), label: keyPath, in: &scope),
                   rest.isEmpty else {
@@ -375,53 +375,22 @@ public struct PredicateCompiler {
         }
     }
 
-    /// Fails for a `$VARIABLE` left unsubstituted (SUBQUERY variables of enclosing scopes excepted).
-    private func checkBound(_ expression: Predicate.Expression, in scope: Scope) throws(PredicateError) {
-        switch expression {
-        case .variable(let name) where !scope.variables.contains(name):
-            throw PredicateError(.unboundVariable, "\(scope.entity.name): variable $\(name) is not bound; substitute it with substituting(_:)")
-        case .list(let items):
-            for item in items { try checkBound(item, in: scope) }
-        default:
-            break
-        }
-    }
-
     // MARK: comparisons
 
-    private func compare(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
-        switch op {
-        case .equal, .notEqual:
-            return try equality(left, negated: op == .notEqual, right, options: options, in: scope)
-        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-            guard options.isEmpty else {
-                throw PredicateError(.unsupported, "\(scope.entity.name): options [c]/[d] do not apply to '\(op.rawValue)'")
-            }
-            let (leftSQL, rightSQL, arguments) = try ordered(left, right, op: op, in: scope)
-            return Fragment(sql: "\(leftSQL) \(op.rawValue) \(rightSQL)", arguments: arguments)
-        case .beginsWith, .endsWith, .contains, .like, .matches:
-            return try stringSearch(left, op, right, options: options, in: scope)
-        case .in:
-            return try membership(left, right, options: options, in: scope)
-        case .between:
-            let bounds: [Operand]
-            switch right {
-            case .list(let items): bounds = items
-            case .value(.list(let items)): bounds = items.map(Operand.value)
-            default: bounds = []
-            }
-            guard bounds.count == 2 else {
-                throw PredicateError(.typeMismatch, "\(scope.entity.name): BETWEEN needs a list of two values, {low, high}")
-            }
-            let low = try ordered(left, bounds[0], op: op, in: scope)
-            let high = try ordered(left, bounds[1], op: op, in: scope)
-            // The left side is written once, so its values (a constant's, a subquery's) are bound once.
-            let leftValues = left.sql == nil ? 1 : left.arguments.count
-            return Fragment(sql: "\(low.0) BETWEEN \(low.1) AND \(high.1)", arguments: low.2 + high.2.dropFirst(leftValues))
-        }
+    func ordering(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, in scope: Scope) throws(PredicateError) -> Fragment {
+        let (leftSQL, rightSQL, arguments) = try ordered(left, right, op: op, in: scope)
+        return Fragment(sql: "\(leftSQL) \(op.rawValue) \(rightSQL)", arguments: arguments)
     }
 
-    private func equality(_ left: Operand, negated: Bool, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
+    func between(_ left: Operand, low: Operand, high: Operand, in scope: Scope) throws(PredicateError) -> Fragment {
+        let lower = try ordered(left, low, op: .between, in: scope)
+        let upper = try ordered(left, high, op: .between, in: scope)
+        // The left side is written once, so its values (a constant's, a subquery's) are bound once.
+        let leftValues = left.sql == nil ? 1 : left.arguments.count
+        return Fragment(sql: "\(lower.0) BETWEEN \(lower.1) AND \(upper.1)", arguments: lower.2 + upper.2.dropFirst(leftValues))
+    }
+
+    func equality(_ left: Operand, negated: Bool, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
         // `x == nil` / `x != nil`.
         if case .value(.value(.null)) = right, let sql = left.sql {
             return Fragment(sql: "\(sql) \(negated ? "IS NOT NULL" : "IS NULL")", arguments: left.arguments)
@@ -435,8 +404,8 @@ public struct PredicateCompiler {
             return Fragment(sql: negated ? "NOT \(call)" : call, arguments: arguments)
         }
         switch (left, right) {
-        case (.key(let sql, let destination, _, _), .value(let argument)):
-            let key = try primaryKey(argument, for: left, destination: destination)
+        case (.key(let sql, _, _, _), .value(let argument)):
+            let key = try left.coerced(argument, op: .equal, in: schema)
             if negated { return Fragment(sql: "(\(sql) <> ? OR \(sql) IS NULL)", arguments: [key]) }
             return Fragment(sql: "\(sql) = ?", arguments: [key])
         case (.key(let leftSQL, _, _, _), .key(let rightSQL, _, _, _)):
@@ -459,90 +428,16 @@ public struct PredicateCompiler {
     ) throws(PredicateError) -> (String, String, [AttributeValue]) {
         guard let leftSQL = left.sql else {
             // Two constants: bind both and let SQLite compare them.
-            guard case .value(let leftValue) = left, case .value(let rightValue) = right,
-                  let a = leftValue.attributeValue, let b = rightValue.attributeValue else {
-                throw PredicateError(.typeMismatch, "\(scope.entity.name): cannot compare \(left.label) with \(right.label) using '\(op.rawValue)'")
-            }
+            let (a, b) = try Operand.constants(left, right, op: op, entity: scope.entity.name)
             return ("?", "?", [a, b])
         }
-        switch right {
-        case .value(let argument):
-            let value = try coerce(argument, for: left, op: op, requireString: requireString)
+        if let value = try left.boundValue(comparedWith: right, op: op, requireString: requireString, entity: scope.entity.name, in: schema) {
             return (leftSQL, "?", left.arguments + [value])
-        case .column, .number, .key:
-            if case .key = right, !left.isKey {
-                throw PredicateError(.typeMismatch, "\(scope.entity.name): cannot compare \(left.label) with \(right.label)")
-            }
-            return (leftSQL, right.sql!, left.arguments + right.arguments)
-        case .list:
-            throw PredicateError(.typeMismatch, "\(left.label): cannot compare with a list using '\(op.rawValue)' (use IN or BETWEEN)")
         }
+        return (leftSQL, right.sql!, left.arguments + right.arguments)
     }
 
-    /// A value ready to bind against `operand`, or a type mismatch naming the entity and key.
-    private func coerce(_ argument: PredicateArgument, for operand: Operand, op: Predicate.Operator, requireString: Bool = false) throws(PredicateError) -> AttributeValue {
-        func mismatch() -> PredicateError {
-            PredicateError(.typeMismatch, "\(operand.label): cannot compare it with \(argument) using '\(op.rawValue)'")
-        }
-        switch operand {
-        case .key(_, let destination, _, _):
-            return try primaryKey(argument, for: operand, destination: destination)
-        case .number:
-            switch argument {
-            case .value(.integer), .value(.double), .value(.null): return argument.attributeValue!
-            // A count has no column type to convert bound text by, so a decimal is bound as the number it is.
-            case .value(.decimal(let number)): return .double(NSDecimalNumber(decimal: number).doubleValue)
-            default: throw mismatch()
-            }
-        case .column(_, let type, _, _):
-            guard case .value(let value) = argument else { throw mismatch() }
-            if value == .null { return .null }
-            if requireString {
-                guard case .string = value else { throw mismatch() }
-                return value
-            }
-            switch (type, value) {
-            case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer),
-                 (.integer16, .double), (.integer32, .double), (.integer64, .double),
-                 (.integer16, .decimal), (.integer32, .decimal), (.integer64, .decimal),
-                 (.decimal, .integer), (.decimal, .double), (.decimal, .decimal),
-                 (.double, .double), (.float, .double), (.double, .decimal), (.float, .decimal),
-                 (.boolean, .boolean), (.boolean, .integer),
-                 (.string, .string), (.uri, .string), (.uri, .uri), (.objectID, .string),
-                 (.date, .date), (.uuid, .uuid), (.binaryData, .data), (.transformable, .data):
-                return value
-            case (.integer16, .boolean(let flag)), (.integer32, .boolean(let flag)), (.integer64, .boolean(let flag)):
-                return .integer(flag ? 1 : 0)
-            case (.double, .integer(let number)), (.float, .integer(let number)):
-                return .double(Double(number))
-            case (.uuid, .string(let text)):
-                guard let uuid = UUID(uuidString: text) else { throw mismatch() }
-                return .uuid(uuid)
-            default:
-                throw mismatch()
-            }
-        case .value, .list:
-            guard let value = argument.attributeValue else { throw mismatch() }
-            return value
-        }
-    }
-
-    /// The `Z_PK` to compare a to-one or `SELF` with, from an object ID of a fitting entity.
-    private func primaryKey(_ argument: PredicateArgument, for operand: Operand, destination: Entity) throws(PredicateError) -> AttributeValue {
-        switch argument {
-        case .objectID(let id):
-            guard let entity = schema.model.entity(number: id.entityNumber), destination.includes(entity.name) else {
-                throw PredicateError(.typeMismatch, "\(operand.label) holds \(destination.name) objects; cannot compare it with object \(id)")
-            }
-            return .integer(id.primaryKey)
-        case .value(.null):
-            return .null
-        default:
-            throw PredicateError(.typeMismatch, "\(operand.label) holds \(destination.name) objects; compare it with an object or object ID, not \(argument)")
-        }
-    }
-
-    private func stringSearch(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
+    func stringSearch(_ left: Operand, _ op: Predicate.Operator, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
         guard case .column(let sql, let type, _, _) = left, type == .string || type == .uri else {
             throw PredicateError(.typeMismatch, "\(left.label): \(op.rawValue) needs a String attribute on its left")
         }
@@ -555,14 +450,8 @@ public struct PredicateCompiler {
         return Fragment(sql: PredicateFunctions.call(text: sql, pattern: pattern, operator: op, options: options), arguments: arguments)
     }
 
-    private func membership(_ left: Operand, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
-        let items: [Operand]
-        switch right {
-        case .list(let operands): items = operands
-        case .value(.list(let values)): items = values.map(Operand.value)
-        default:
-            throw PredicateError(.typeMismatch, "\(left.label): IN needs a list ({a, b} or an array argument) or a to-many key path on its right")
-        }
+    func membership(_ left: Operand, _ right: Operand, options: Predicate.Options, in scope: Scope) throws(PredicateError) -> Fragment {
+        let items = try left.membershipItems(right)
         guard let sql = left.sql else {
             throw PredicateError(.typeMismatch, "\(scope.entity.name): IN needs a key path on its left")
         }
@@ -574,21 +463,9 @@ public struct PredicateCompiler {
             }
             return parts.count == 1 ? parts[0] : Fragment(sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", arguments: parts.flatMap(\.arguments))
         }
-        var placeholders: [String] = []
-        var arguments = left.arguments
-        var includesNull = false
-        for item in items {
-            switch item {
-            case .value(.value(.null)):
-                includesNull = true
-            case .value(let argument):
-                arguments.append(try coerce(argument, for: left, op: .in))
-                placeholders.append("?")
-            default:
-                throw PredicateError(.typeMismatch, "\(left.label): the list after IN may hold only values")
-            }
-        }
-        let test = placeholders.isEmpty ? nil : "\(sql) IN (\(placeholders.joined(separator: ", ")))"
+        let (values, includesNull) = try left.membershipValues(items, in: schema)
+        let arguments = left.arguments + values
+        let test = values.isEmpty ? nil : "\(sql) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))"
         switch (test, includesNull) {
         case (let test?, false): return Fragment(sql: test, arguments: arguments)
         case (let test?, true): return Fragment(sql: "(\(test) OR \(sql) IS NULL)", arguments: arguments + left.arguments)
@@ -613,25 +490,17 @@ extension PredicateCompiler.Operand {
         return []
     }
 
-    var isValue: Bool {
-        switch self {
-        case .value, .list: true
-        default: false
-        }
-    }
+}
 
-    var isKey: Bool {
-        if case .key = self { return true }
-        return false
-    }
-
-    /// How messages name the operand: `Message.sentAt`.
-    var label: String {
+extension PredicateCompiler.Operand: PredicateOperand {
+    /// Columns and keys are named `Entity.key` in messages (`Message.sentAt`).
+    var role: OperandRole<Self> {
         switch self {
-        case .column(_, _, let entity, let key), .key(_, _, let entity, let key): "\(entity).\(key)"
-        case .number: "a count"
-        case .value(let argument): argument.description
-        case .list: "a list"
+        case .column(_, let type, let entity, let key): .attribute(type, label: "\(entity).\(key)")
+        case .key(_, let destination, let entity, let key): .key(destination: destination, label: "\(entity).\(key)")
+        case .number: .count
+        case .value(let argument): .value(argument)
+        case .list(let items): .list(items)
         }
     }
 }
@@ -647,13 +516,5 @@ extension Predicate.Operator {
         case .greaterThanOrEqual: .lessThanOrEqual
         default: nil
         }
-    }
-}
-
-extension PredicateArgument {
-    /// The single attribute value, or nil for an object ID or a list.
-    var attributeValue: AttributeValue? {
-        if case .value(let value) = self { return value }
-        return nil
     }
 }
