@@ -29,6 +29,10 @@ let package = Package(
             dependencies: ["GraphStore"]
         ),
         .target(
+            name: "Scenarios",
+            dependencies: ["GraphStore"]
+        ),
+        .target(
             name: "Bench",
             dependencies: [
                 "GraphStore",
@@ -45,6 +49,7 @@ let package = Package(
                 "GraphStore",
                 "ChatFixture",
                 "Bench",
+                "Scenarios",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -58,7 +63,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FaultlineTests",
-            dependencies: ["faultline", "GraphStore"]
+            dependencies: ["faultline", "GraphStore", "Scenarios"]
         ),
     ],
     swiftLanguageModes: [.v6]
