@@ -58,7 +58,7 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore", "ChatFixture", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GraphStore", "ChatFixture", "Scenarios", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Models"]
         ),
         .testTarget(

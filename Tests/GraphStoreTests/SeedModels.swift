@@ -1,51 +1,15 @@
 import GraphStore
+import Scenarios
 
 /// The models of the seed documents, declared in code. Each has an Xcode twin under `Models/`.
 enum SeedModels {
-    /// Student/Class/Subject/Address: one-to-one, one-to-nil, many-to-one, many-to-many and many-to-nil.
-    static func students() throws -> ObjectModel {
-        try ObjectModel {
-            EntityDescription("Address") {
-                Attribute("street", .string)
-                Attribute("city", .string)
-                Relationship.toOne("student", "Student", inverse: "address")
-            }
-            EntityDescription("Class") {
-                Attribute("name", .string).required()
-                Relationship.toMany("students", "Student", inverse: "class")
-            }
-            EntityDescription("Student") {
-                Attribute("name", .string).required()
-                Relationship.toOne("address", "Address", inverse: "student", deleteRule: .cascade)
-                Relationship.toOne("mailingAddress", "Address", inverse: nil)
-                Relationship.toOne("class", "Class", inverse: "students")
-                Relationship.toMany("subjects", "Subject", inverse: "students")
-                Relationship.toMany("favoriteSubjects", "Subject", inverse: nil)
-            }
-            EntityDescription("Subject") {
-                Attribute("name", .string).required()
-                Relationship.toMany("students", "Student", inverse: "subjects")
-            }
-        }
-    }
+    /// Student/Class/Subject/Address: one-to-one, one-to-nil, many-to-one, many-to-many and many-to-nil (the model
+    /// `faultline scenario students` runs on).
+    static func students() throws -> ObjectModel { try ScenarioModels.students() }
 
-    /// Person/AssociateInfo: an ordered, typed, reflexive many-to-many through a join entity.
-    static func associates() throws -> ObjectModel {
-        try ObjectModel {
-            EntityDescription("AssociateInfo") {
-                Attribute("type", .integer16).required().defaultValue("0")
-                Attribute("rankingForType", .integer16).required().defaultValue("0")
-                Relationship.toOne("source", "Person", inverse: "associates")
-                Relationship.toOne("associate", "Person", inverse: "associatedFrom")
-            }
-            EntityDescription("Person") {
-                Attribute("firstName", .string)
-                Attribute("lastName", .string)
-                Relationship.toMany("associates", "AssociateInfo", inverse: "source", deleteRule: .cascade)
-                Relationship.toMany("associatedFrom", "AssociateInfo", inverse: "associate", deleteRule: .cascade)
-            }
-        }
-    }
+    /// Person/AssociateInfo: an ordered, typed, reflexive many-to-many through a join entity (the model
+    /// `faultline scenario associates` runs on).
+    static func associates() throws -> ObjectModel { try ScenarioModels.associates() }
 
     /// Quake/Country: Apple's many-to-many example.
     static func quakes() throws -> ObjectModel {
