@@ -13,13 +13,25 @@ public struct BenchmarkError: Error, CustomStringConvertible, Sendable {
 /// Times the one region of a run that counts; everything else a run does (setup, checks) stays outside it.
 final class Stopwatch {
     private(set) var elapsed: Duration?
+    private var excluded = Duration.zero
+    private var timing = false
 
     func time<T>(_ work: () throws -> T) rethrows -> T {
         precondition(elapsed == nil, "a run times one region only")
+        timing = true
+        defer { timing = false }
         let start = ContinuousClock.now
         let result = try work()
-        elapsed = ContinuousClock.now - start
+        elapsed = ContinuousClock.now - start - excluded
         return result
+    }
+
+    /// Runs `work` inside the timed region without counting its time (a measurement taken midway, say).
+    func excluding<T>(_ work: () throws -> T) rethrows -> T {
+        precondition(timing, "only part of a timed region can be left out of it")
+        let start = ContinuousClock.now
+        defer { excluded += ContinuousClock.now - start }
+        return try work()
     }
 }
 
@@ -29,8 +41,13 @@ struct RunOutcome {
     var checksum: Int64
     /// SQL statements the timed work ran.
     var statements: Int
-    /// The most memory the work held, when it ran in a process of its own.
+    /// The most memory the work held: a child process's own peak, or (for a case that resets the peak before its
+    /// work) this process's peak during the run.
     var peakResidentBytes: Int? = nil
+    /// This process's resident memory after the work's first batch and after its last, for a case that walks a
+    /// result in batches and must keep memory flat.
+    var residentAfterFirstBatch: Int? = nil
+    var residentAfterLastBatch: Int? = nil
 }
 
 /// One way of doing a case's work. `run` does its untimed setup, calls `stopwatch.time` once around the work that
@@ -48,6 +65,11 @@ enum BenchmarkGoal {
     case microsecondsPerOperationAtMost(Double, operations: Int)
     /// `ratio` at most `limit`, and the first variant's peak memory (largest over its runs) under `megabytes` MB.
     case ratioAndPeakMemoryAtMost(Double, megabytes: Double)
+    /// `ratio` at most `limit`, and the first variant at least `factor` times faster (by median) than `variant`.
+    case ratioAtMostAndFasterThan(Double, variant: String, factor: Double)
+    /// `ratio` at most `limit`, and the first variant's resident memory after its last batch less than `megabytes`
+    /// MB above what it was after its first (the largest growth over its runs).
+    case ratioAndMemoryGrowthAtMost(Double, megabytes: Double)
 }
 
 /// A case ready to run: its variants (the measured one first, the one it is compared with second) and its target.
@@ -74,4 +96,6 @@ public enum BenchmarkCaseName: String, CaseIterable, Sendable {
     case insertSave = "insert-save"
     case observerOverhead = "observer-overhead"
     case fixtureGenerate = "fixture-generate"
+    case chatList = "chat-list"
+    case chatListScroll = "chat-list-scroll"
 }

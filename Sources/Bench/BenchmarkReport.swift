@@ -21,7 +21,9 @@ public struct BenchmarkReport: Sendable {
     /// `{"cases":[{"name":…,"variants":{"faultline":{"ms":…,"minMs":…,"maxMs":…,"statements":N},…},"ratio":…,
     /// "target":"…","met":…}],"build":"…","quick":…}`; `ms` is the median. A case whose target is a time per
     /// fault also carries `usPerFault`; one that writes rows carries `rows`, and `rowsPerSecond` per variant; a
-    /// variant run as a child process carries its peak memory, `peakMB` (10^6 bytes).
+    /// variant whose peak memory was measured carries `peakMB` (10^6 bytes); one that walks a result in batches
+    /// carries `rssFirstBatchMB` and `rssLastBatchMB`. A case whose target includes beating another variant carries
+    /// `speedup` (that variant's median over the first's) and `speedupOver` (its name).
     public func json() -> String {
         let caseTexts = cases.map { result -> String in
             let variantTexts = result.variants.map { variant in
@@ -29,6 +31,9 @@ public struct BenchmarkReport: Sendable {
                     + "\"maxMs\":\(Self.number(variant.maxMs)),\"statements\":\(variant.statements)"
                 if let rate = result.rowsPerSecond(variant) { fields += ",\"rowsPerSecond\":\(Self.number(rate.rounded()))" }
                 if let peak = variant.peakMegabytes { fields += ",\"peakMB\":\(Self.number(peak))" }
+                if let first = variant.firstBatchMegabytes, let last = variant.lastBatchMegabytes {
+                    fields += ",\"rssFirstBatchMB\":\(Self.number(first)),\"rssLastBatchMB\":\(Self.number(last))"
+                }
                 return "\(Self.quoted(variant.name)):{\(fields)}"
             }
             var fields = [
@@ -43,6 +48,10 @@ public struct BenchmarkReport: Sendable {
             }
             if let rows = result.rows {
                 fields.append("\"rows\":\(rows)")
+            }
+            if let speedup = result.speedup, let over = result.speedupOver {
+                fields.append("\"speedup\":\(Self.number(speedup))")
+                fields.append("\"speedupOver\":\(Self.quoted(over))")
             }
             return "{\(fields.joined(separator: ","))}"
         }
@@ -81,9 +90,11 @@ public struct BenchmarkReport: Sendable {
         // Rows per second and peak memory get columns only when some case has them.
         let writesRows = cases.contains { $0.rows != nil }
         let hasPeaks = cases.contains { $0.variants.contains { $0.peakMegabytes != nil } }
+        let hasBatchMemory = cases.contains { $0.variants.contains { $0.firstBatchMegabytes != nil } }
         var header = ["case", "variant", "median ms", "min ms", "max ms", "statements"]
         if writesRows { header.append("rows/s") }
         if hasPeaks { header.append("peak MB") }
+        if hasBatchMemory { header.append("RSS first→last batch MB") }
         header += ["ratio", "target", "met"]
         var rows: [[String]] = [header]
         for result in cases {
@@ -92,6 +103,9 @@ public struct BenchmarkReport: Sendable {
                 var verdict = result.met ? "yes" : "NO"
                 if let perFault = result.microsecondsPerOperation {
                     verdict += String(format: " (%.3f µs per fault)", perFault)
+                }
+                if let speedup = result.speedup, let over = result.speedupOver {
+                    verdict += String(format: " (%.1f× faster than ", speedup) + over + ")"
                 }
                 var row = [
                     first ? result.name : "",
@@ -103,6 +117,13 @@ public struct BenchmarkReport: Sendable {
                 ]
                 if writesRows { row.append(result.rowsPerSecond(variant).map { String(format: "%.0f", $0) } ?? "") }
                 if hasPeaks { row.append(variant.peakMegabytes.map { String(format: "%.1f", $0) } ?? "") }
+                if hasBatchMemory {
+                    if let first = variant.firstBatchMegabytes, let last = variant.lastBatchMegabytes {
+                        row.append(String(format: "%.1f → %.1f (%+.1f)", first, last, last - first))
+                    } else {
+                        row.append("")
+                    }
+                }
                 row += [
                     first ? String(format: "%.2f×", result.ratio) : "",
                     first ? result.target : "",

@@ -38,10 +38,15 @@ public struct BenchmarkRunner {
         do {
             let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick, opened: opened) }
             let fixtureCase = FixtureCase(folder: folder, quick: quick, executable: executable)
+            let chatList = ChatListCases(folder: folder, quick: quick, opened: opened)
             for name in selected {
                 progress("\(name.rawValue): preparing")
                 let prepared = try Self.describingFailures(name.rawValue) {
-                    name == .fixtureGenerate ? try fixtureCase.prepare() : try cases.prepare(name)
+                    switch name {
+                    case .fixtureGenerate: try fixtureCase.prepare()
+                    case .chatList, .chatListScroll: try chatList.prepare(name)
+                    default: try cases.prepare(name)
+                    }
                 }
                 let count = prepared.runs ?? runs
                 progress("\(name.rawValue): \(count) run\(count == 1 ? "" : "s") per variant\(prepared.warmUp ? " after a warm-up" : "")")
@@ -85,6 +90,8 @@ public struct BenchmarkRunner {
 
         var samples = Array(repeating: [Duration](), count: variants.count)
         var peaks: [Int?] = Array(repeating: nil, count: variants.count)
+        // Per variant, the run whose resident memory grew most from its first batch to its last.
+        var growths: [(first: Int, last: Int)?] = Array(repeating: nil, count: variants.count)
         for _ in 0..<(prepared.runs ?? runs) {
             for (index, variant) in variants.enumerated() {
                 let (elapsed, outcome) = try runOnce(variant)
@@ -97,17 +104,24 @@ public struct BenchmarkRunner {
                 }
                 statements[index] = outcome.statements
                 if let peak = outcome.peakResidentBytes { peaks[index] = max(peaks[index] ?? 0, peak) }
+                if let first = outcome.residentAfterFirstBatch, let last = outcome.residentAfterLastBatch,
+                   growths[index].map({ last - first > $0.last - $0.first }) ?? true {
+                    growths[index] = (first, last)
+                }
                 samples[index].append(elapsed)
             }
         }
 
         let figures = variants.indices.map { index in
             VariantResult(name: variants[index].name, samplesMs: samples[index].map(Self.milliseconds), statements: statements[index] ?? 0,
-                          peakMegabytes: peaks[index].map { Double($0) / 1_000_000 })
+                          peakMegabytes: peaks[index].map { Double($0) / 1_000_000 },
+                          firstBatchMegabytes: growths[index].map { Double($0.first) / 1_000_000 },
+                          lastBatchMegabytes: growths[index].map { Double($0.last) / 1_000_000 })
         }
         let ratio = figures[0].medianMs / max(figures[1].medianMs, .leastNonzeroMagnitude)
         let met: Bool
         var microsecondsPerOperation: Double?
+        var speedup: (over: String, times: Double)?
         switch prepared.goal {
         case .ratioAtMost(let limit):
             met = ratio <= limit
@@ -120,9 +134,22 @@ public struct BenchmarkRunner {
                 throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its peak memory")
             }
             met = ratio <= limit && peak < megabytes
+        case .ratioAtMostAndFasterThan(let limit, let name, let factor):
+            guard let slower = figures.first(where: { $0.name == name }) else {
+                preconditionFailure("\(prepared.name) has no variant \(name) to compare with")
+            }
+            let times = slower.medianMs / max(figures[0].medianMs, .leastNonzeroMagnitude)
+            speedup = (name, times)
+            met = ratio <= limit && times >= factor
+        case .ratioAndMemoryGrowthAtMost(let limit, let megabytes):
+            guard let first = figures[0].firstBatchMegabytes, let last = figures[0].lastBatchMegabytes else {
+                throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its resident memory")
+            }
+            met = ratio <= limit && last - first < megabytes
         }
         return CaseResult(name: prepared.name, variants: figures, ratio: ratio, target: prepared.target, met: met,
-                          microsecondsPerOperation: microsecondsPerOperation, rows: prepared.rows)
+                          microsecondsPerOperation: microsecondsPerOperation, rows: prepared.rows,
+                          speedupOver: speedup?.over, speedup: speedup?.times)
     }
 
     /// Runs `work`, turning any failure into a `BenchmarkError` that names `scope`.
@@ -148,8 +175,13 @@ public struct VariantResult: Sendable {
     /// Each timed run, in order.
     public let samplesMs: [Double]
     public let statements: Int
-    /// The largest peak resident set size over the runs, in MB (10^6 bytes), for a variant run as a child process.
+    /// The largest peak resident set size over the runs, in MB (10^6 bytes): a child process's own, or this
+    /// process's during the run for a case that resets the peak first.
     public let peakMegabytes: Double?
+    /// For a variant that walks a result in batches: this process's resident memory after the first batch and after
+    /// the last, in MB, from the run where it grew most.
+    public let firstBatchMegabytes: Double?
+    public let lastBatchMegabytes: Double?
 
     public var medianMs: Double {
         let sorted = samplesMs.sorted()
@@ -173,6 +205,10 @@ public struct CaseResult: Sendable {
     public let microsecondsPerOperation: Double?
     /// For cases that write rows: how many each run writes.
     public let rows: Int?
+    /// For cases whose target includes beating another variant: that variant, and how many times its median the
+    /// first variant's is.
+    public let speedupOver: String?
+    public let speedup: Double?
 
     /// Rows per second of each variant's median run, for cases that write rows.
     public func rowsPerSecond(_ variant: VariantResult) -> Double? {

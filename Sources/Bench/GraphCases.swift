@@ -55,6 +55,7 @@ final class GraphCases {
         case .insertSave: try insertSave()
         case .observerOverhead: try observerOverhead()
         case .fixtureGenerate: preconditionFailure("fixture-generate is a FixtureCase")
+        case .chatList, .chatListScroll: preconditionFailure("\(name.rawValue) is a ChatListCases case")
         }
     }
 

@@ -72,6 +72,46 @@ import Testing
         }
     }
 
+    /// `chat-list` and `chat-list-scroll` on the quick chat fixture, run together so the fixture is generated once:
+    /// every variant read the same rows (the runner compares their checksums), with the statements each way costs.
+    @Test func chatListCasesCompareTheirVariantsOnOneFixture() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "chat-list", "--case", "chat-list-scroll"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let cases = try #require(object["cases"] as? [[String: Any]])
+        #expect(cases.map { $0["name"] as? String } == ["chat-list", "chat-list-scroll"])
+
+        let list = try #require(cases.first)
+        let variants = try #require(list["variants"] as? [String: [String: Any]])
+        #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "faultline-coredata", "faultline-defaults"])
+        let statements = try variants.mapValues { try #require($0["statements"] as? Int) }
+        // Tuned: the first batch's rows, a COUNT, and one IN statement per prefetch level.
+        #expect(statements["faultline"] == 4)
+        #expect(statements["raw-sqlite"] == 1)
+        // Core Data's tuned way: every ID, the batch's rows, one IN statement per prefetch level.
+        #expect(statements["faultline-coredata"] == 4)
+        // Defaults: the fetch, then per row a members fault and a last-message fault, and a sender fault for each
+        // sender not already read.
+        let defaults = try #require(statements["faultline-defaults"])
+        #expect(defaults > 1 + 30 + 30 && defaults <= 1 + 30 * 3, "defaults ran \(defaults) statements")
+        #expect((list["speedup"] as? Double).map { $0 > 0 } == true)
+        #expect(list["speedupOver"] as? String == "faultline-defaults")
+        #expect(list["met"] is Bool)
+
+        let scroll = try #require(cases.last)
+        let scrollVariants = try #require(scroll["variants"] as? [String: [String: Any]])
+        #expect(Set(scrollVariants.keys) == ["faultline", "raw-sqlite"])
+        // 1,000 chats in batches of 20: the IDs and 50 batches; the raw peer's 50 pages and the empty one after.
+        #expect(scrollVariants["faultline"]?["statements"] as? Int == 51)
+        #expect(scrollVariants["raw-sqlite"]?["statements"] as? Int == 51)
+        for (name, figures) in scrollVariants {
+            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "rssFirstBatchMB", "rssLastBatchMB"], "\(name)")
+            let first = try #require(figures["rssFirstBatchMB"] as? Double)
+            let last = try #require(figures["rssLastBatchMB"] as? Double)
+            #expect(first > 1 && last > 1, "\(name): \(first) → \(last) MB")
+        }
+    }
+
     @Test func unknownCaseIsOneErrorLine() throws {
         let result = try FaultlineBinary.run(["bench", "--quick", "--case", "fault-from-cache", "--case", "no-such-case"])
         #expect(result.status == 1)
@@ -84,7 +124,7 @@ import Testing
     @Test func helpListsTheCases() throws {
         let result = try FaultlineBinary.run(["bench", "--help"])
         #expect(result.status == 0)
-        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate"] {
+        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate", "chat-list", "chat-list-scroll"] {
             #expect(result.stdout.contains(name), "help does not mention \(name)")
         }
     }

@@ -1,0 +1,477 @@
+import ChatFixture
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import GraphStore
+
+/// `chat-list` and `chat-list-scroll`: a messenger's chat list read from a generated chat store.
+///
+/// A row of the list shows a chat's title, its member count, its last message's text and that message's sender's
+/// name; the list is ordered as a messenger orders it (pinned chats first, then by last message time, newest first,
+/// the primary key breaking ties). Both cases share one store, generated in-process on first use (untimed) into the
+/// bench's folder, and one coordinator on it. Every Faultline run starts from a fresh context and an empty row
+/// cache: the first screen after launch is cold, so Faultline pays for real SQL as the raw peer does.
+final class ChatListCases {
+    let folder: URL
+    let quick: Bool
+    let options: FixtureOptions
+    /// Hears every coordinator the cases open.
+    let opened: (PersistentStoreCoordinator) -> Void
+    private var shared: ChatListStore?
+
+    /// Rows on the first screen.
+    static let screenRows = 30
+    /// Rows per batch while scrolling.
+    static let scrollBatch = 20
+    /// How much the process's resident memory may grow from the scroll's first batch to its last, in MB: room for
+    /// the row cache to take in the list's rows (chats, last messages, senders), well short of what keeping every
+    /// batch would add (both measured in docs/bench.md).
+    static let scrollGrowthLimit = 16.0
+
+    init(folder: URL, quick: Bool, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) {
+        self.folder = folder
+        self.quick = quick
+        self.opened = opened
+        self.options = quick
+            ? FixtureOptions(seed: 1, users: 2_000, chats: 1_000, messages: 50_000)
+            : FixtureOptions(seed: 1, users: 20_000, chats: 10_000, messages: 1_000_000)
+    }
+
+    func prepare(_ name: BenchmarkCaseName) throws -> PreparedCase {
+        switch name {
+        case .chatList: try chatList()
+        case .chatListScroll: try chatListScroll()
+        default: preconditionFailure("\(name.rawValue) is not a chat-list case")
+        }
+    }
+
+    // MARK: chat-list
+
+    /// The first screen: 30 rows, four ways.
+    ///
+    /// The tuned variant uses windowed batching (the first batch's rows with `LIMIT`, then a `COUNT`) and prefetches
+    /// `lastMessage.sender` with separate `IN` statements: 4 statements. The joined strategy would need 2, but
+    /// SQLite then joins every chat's last message and sender before sorting for the `LIMIT`, which measured
+    /// about 6× slower on the full fixture.
+    private func chatList() throws -> PreparedCase {
+        let store = try sharedStore()
+        let coordinator = store.coordinator
+        let rows = Self.screenRows
+
+        let tuned = BenchmarkVariant(name: "faultline") { stopwatch in
+            try Self.timeScreen(on: coordinator, stopwatch) { context in
+                var request = ChatListStore.request()
+                request.fetchBatchSize = rows
+                request.batchingMode = .windowed
+                request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+                request.prefetchStrategy = .separateQueries
+                return try context.fetch(request)
+            }
+        }
+        let raw = BenchmarkVariant(name: "raw-sqlite") { stopwatch in
+            let select = store.screen
+            var count = 0
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                var hash = FNV1a()
+                select.reset()
+                while try select.step() {
+                    ChatRow.raw(select, from: 0).mix(into: &hash)
+                    count += 1
+                }
+                select.reset()
+                hash.mix(Int64(count))
+                return hash.value
+            }
+            guard count == min(rows, store.chatCount) else {
+                throw BenchmarkError("the raw peer read \(count) rows, expected \(min(rows, store.chatCount))")
+            }
+            return RunOutcome(checksum: checksum, statements: 1)
+        }
+        let coreData = BenchmarkVariant(name: "faultline-coredata") { stopwatch in
+            try Self.timeScreen(on: coordinator, stopwatch) { context in
+                var request = ChatListStore.request()
+                request.fetchBatchSize = rows
+                request.batchingMode = .faithful
+                request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+                request.prefetchStrategy = .separateQueries
+                return try context.fetch(request)
+            }
+        }
+        let defaults = BenchmarkVariant(name: "faultline-defaults") { stopwatch in
+            try Self.timeScreen(on: coordinator, countingMembers: true, stopwatch) { context in
+                try context.fetch(ChatListStore.request())
+            }
+        }
+        return PreparedCase(
+            name: BenchmarkCaseName.chatList.rawValue,
+            target: "≤ 1.5× raw, ≥ 5× faster than faultline-defaults",
+            goal: .ratioAtMostAndFasterThan(1.5, variant: defaults.name, factor: 5),
+            variants: [tuned, raw, coreData, defaults],
+            runs: quick ? 5 : 21)
+    }
+
+    /// Opens the list in a fresh context with an empty row cache, and times fetching it and reading the rows of
+    /// its first screen.
+    private static func timeScreen(
+        on coordinator: PersistentStoreCoordinator, countingMembers: Bool = false, _ stopwatch: Stopwatch,
+        fetch: (ObjectContext) throws -> FetchedObjects
+    ) throws -> RunOutcome {
+        coordinator.rowCache.removeAll()
+        let context = ObjectContext(coordinator: coordinator, name: "chat-list")
+        let before = coordinator.events.counters.total
+        var count = 0
+        let checksum = try stopwatch.time { () throws -> Int64 in
+            let chats = try fetch(context)
+            var hash = FNV1a()
+            count = min(screenRows, chats.count)
+            for index in 0..<count {
+                ChatRow(chats[index], countingMembers: countingMembers).mix(into: &hash)
+            }
+            hash.mix(Int64(count))
+            return hash.value
+        }
+        let cost = coordinator.events.counters.total.difference(since: before)
+        guard count > 0 else { throw BenchmarkError("the chat list came back empty") }
+        return RunOutcome(checksum: checksum, statements: cost.statements)
+    }
+
+    // MARK: chat-list-scroll
+
+    /// The whole list, in batches of 20, from the first row to the last.
+    ///
+    /// The tuned variant reads every ordered ID first (faithful batching), then each batch with one statement that
+    /// joins its last messages and senders. Windowed batching measured several times slower here: it reads later
+    /// IDs with `LIMIT … OFFSET …`, and each such statement sorts the table again. The raw peer pages by keyset
+    /// (the rows after the last one shown), which needs no state but the last row's sort key.
+    private func chatListScroll() throws -> PreparedCase {
+        let store = try sharedStore()
+        let coordinator = store.coordinator
+        let batch = Self.scrollBatch
+        let expected = store.chatCount
+
+        let faultline = BenchmarkVariant(name: "faultline") { stopwatch in
+            coordinator.rowCache.removeAll()
+            let context = ObjectContext(coordinator: coordinator, name: "chat-list-scroll")
+            let before = coordinator.events.counters.total
+            var request = ChatListStore.request()
+            request.fetchBatchSize = batch
+            request.batchingMode = .faithful
+            request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+            request.prefetchStrategy = .joined
+            var memory = ScrollMemory()
+            var status: BatchingStatus?
+            ProcessMemory.resetPeak()
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                let chats = try context.fetch(request)
+                var hash = FNV1a()
+                for index in chats.indices {
+                    ChatRow(chats[index], countingMembers: false).mix(into: &hash)
+                    if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                }
+                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                hash.mix(Int64(chats.count))
+                status = chats.batching
+                return hash.value
+            }
+            let cost = coordinator.events.counters.total.difference(since: before)
+            let batches = (expected + batch - 1) / batch
+            guard let status, status.knownIDs == expected, status.batchLoads == batches,
+                  status.loadedBatches.count == min(batches, request.maximumLoadedBatches) else {
+                throw BenchmarkError("the scroll did not walk the batched result as expected: \(String(describing: status))")
+            }
+            return memory.outcome(checksum: checksum, statements: cost.statements)
+        }
+
+        let raw = BenchmarkVariant(name: "raw-sqlite") { stopwatch in
+            var statements = 0
+            var rows = 0
+            var memory = ScrollMemory()
+            ProcessMemory.resetPeak()
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                var hash = FNV1a()
+                var statement = store.firstPage
+                while true {
+                    statements += 1
+                    var page = 0
+                    var last: PageKey?
+                    while try statement.step() {
+                        last = PageKey(statement)
+                        ChatRow.raw(statement, from: PageKey.columns).mix(into: &hash)
+                        page += 1
+                    }
+                    statement.reset()
+                    rows += page
+                    if statements == 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                    // A short page is the last; a full one may be followed by an empty one.
+                    guard page == batch, let last else { break }
+                    statement = store.nextPage
+                    last.bind(to: statement)
+                }
+                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                hash.mix(Int64(rows))
+                return hash.value
+            }
+            guard rows == expected else { throw BenchmarkError("the raw peer read \(rows) rows, expected \(expected)") }
+            return memory.outcome(checksum: checksum, statements: statements)
+        }
+        return PreparedCase(
+            name: BenchmarkCaseName.chatListScroll.rawValue,
+            target: "≤ 1.5× raw, RSS growth first→last batch < \(Int(Self.scrollGrowthLimit)) MB",
+            goal: .ratioAndMemoryGrowthAtMost(1.5, megabytes: Self.scrollGrowthLimit),
+            variants: [faultline, raw])
+    }
+
+    private func sharedStore() throws -> ChatListStore {
+        if let shared { return shared }
+        let store = try ChatListStore(path: folder.appendingPathComponent("chat-list.sqlite").path, options: options, opened: opened)
+        shared = store
+        return store
+    }
+}
+
+/// The resident memory a scroll run recorded.
+private struct ScrollMemory {
+    var afterFirstBatch: Int?
+    var afterLastBatch: Int?
+
+    func outcome(checksum: Int64, statements: Int) -> RunOutcome {
+        RunOutcome(checksum: checksum, statements: statements, peakResidentBytes: ProcessMemory.peak(),
+                   residentAfterFirstBatch: afterFirstBatch, residentAfterLastBatch: afterLastBatch)
+    }
+}
+
+/// One row of the chat list.
+struct ChatRow {
+    var title: String
+    var members: Int64
+    var text: String?
+    var sender: String?
+
+    /// Reads a row through the object graph: the derived `membersCount`, or (Core Data's defaults) the number of
+    /// objects in the `members` to-many, which fires its relationship fault.
+    init(_ chat: ManagedObject, countingMembers: Bool) {
+        title = Self.string(chat.attributeValue(forKey: "title")) ?? ""
+        if countingMembers {
+            members = Int64(chat.objects(forKey: "members").count)
+        } else if case .integer(let count) = chat.attributeValue(forKey: "membersCount") {
+            members = count
+        } else {
+            members = 0
+        }
+        let message = chat.object(forKey: "lastMessage")
+        text = message.flatMap { Self.string($0.attributeValue(forKey: "text")) }
+        sender = message?.object(forKey: "sender").flatMap { Self.string($0.attributeValue(forKey: "name")) }
+    }
+
+    /// Reads a row from a raw statement's columns `first…first+3`: title, member count, text, sender name.
+    static func raw(_ statement: RawStatement, from first: Int32) -> ChatRow {
+        ChatRow(title: statement.string(first), members: statement.int64(first + 1),
+                text: statement.isNull(first + 2) ? nil : statement.string(first + 2),
+                sender: statement.isNull(first + 3) ? nil : statement.string(first + 3))
+    }
+
+    private init(title: String, members: Int64, text: String?, sender: String?) {
+        self.title = title
+        self.members = members
+        self.text = text
+        self.sender = sender
+    }
+
+    private static func string(_ value: AttributeValue) -> String? {
+        if case .string(let text) = value { text } else { nil }
+    }
+
+    /// Mixes the row into a fingerprint; each string is preceded by its length, a missing one by -1.
+    func mix(into hash: inout FNV1a) {
+        func mix(_ text: String?) {
+            guard let text else { return hash.mix(-1 as Int64) }
+            hash.mix(Int64(text.utf8.count))
+            hash.mix(text.utf8)
+        }
+        mix(title)
+        hash.mix(members)
+        mix(text)
+        mix(sender)
+    }
+}
+
+/// Where the raw scroll's last row was: the sort key the next page starts after.
+private struct PageKey {
+    let pinned: Int64
+    let lastMessageAt: Double?
+    let key: Int64
+
+    /// Columns a page statement selects before the row's values.
+    static let columns: Int32 = 3
+
+    init(_ statement: RawStatement) {
+        pinned = statement.int64(0)
+        lastMessageAt = statement.isNull(1) ? nil : statement.double(1)
+        key = statement.int64(2)
+    }
+
+    func bind(to statement: RawStatement) {
+        statement.bind(pinned, at: 1)
+        if let lastMessageAt { statement.bind(lastMessageAt, at: 2) } else { statement.bindNull(at: 2) }
+        statement.bind(key, at: 3)
+    }
+}
+
+/// The generated chat store both cases read, a coordinator on it and a raw read-only connection to it.
+final class ChatListStore {
+    let path: String
+    let coordinator: PersistentStoreCoordinator
+    let raw: RawConnection
+    let columns: ChatListColumns
+    /// The raw peers' statements, prepared once as a hand-written data layer would.
+    let screen: RawStatement
+    let firstPage: RawStatement
+    let nextPage: RawStatement
+    let chatCount: Int
+
+    init(path: String, options: FixtureOptions, opened: (PersistentStoreCoordinator) -> Void) throws {
+        self.path = path
+        GraphCases.removeStore(at: path)
+        let summary = try FixtureGenerator(options: options, corpus: try ChatCorpus.load()).generate(to: path)
+        guard summary.chats == options.chats, summary.messages == options.messages else {
+            throw BenchmarkError("the chat fixture has \(summary.chats) chats and \(summary.messages) messages, expected "
+                + "\(options.chats) and \(options.messages)")
+        }
+        chatCount = summary.chats
+        let model = try ChatModel.make()
+        coordinator = try PersistentStoreCoordinator(path: path, model: model, classes: ChatModel.classes)
+        opened(coordinator)
+        columns = try ChatListColumns(model: model)
+        raw = try RawConnection(path: path, readOnly: true)
+        screen = try raw.prepare(columns.screenSQL(limit: ChatListCases.screenRows))
+        firstPage = try raw.prepare(columns.pageSQL(after: false, limit: ChatListCases.scrollBatch))
+        nextPage = try raw.prepare(columns.pageSQL(after: true, limit: ChatListCases.scrollBatch))
+        // Only windowed batching adds the primary key to the order; the other ways rely on the sort key alone.
+        let ties = try raw.prepare(columns.tiesSQL)
+        _ = try ties.step()
+        guard ties.int64(0) == 0 else {
+            throw BenchmarkError("\(ties.int64(0)) chats share their (isPinned, lastMessageAt) with another: the list's order is not "
+                + "defined for every variant")
+        }
+    }
+
+    /// The list's order, as a fetch request; windowed batching adds the primary key as the last term itself.
+    static func request() -> FetchRequest {
+        FetchRequest(entityName: "Chat", sortDescriptors: [.init("isPinned", ascending: false), .init("lastMessageAt", ascending: false)])
+    }
+}
+
+/// The SQL names the raw peers use, taken from the schema Faultline lays out.
+struct ChatListColumns {
+    let chatTable: String
+    let title: String
+    let membersCount: String
+    let isPinned: String
+    let lastMessageAt: String
+    let lastMessage: String
+    let messageTable: String
+    let text: String
+    let sender: String
+    let userTable: String
+    let name: String
+
+    init(model: ObjectModel) throws {
+        let schema = StoreSchema(model: model)
+        func column(_ attribute: String, of entity: String) throws -> String {
+            guard let column = schema.column(forAttribute: attribute, of: entity) else {
+                throw BenchmarkError("the schema has no column for \(entity).\(attribute)")
+            }
+            return column
+        }
+        func foreignKey(_ relationship: String, of entity: String) throws -> String {
+            guard case .foreignKey(let column, _, _)? = schema.storage(forRelationship: relationship, of: entity) else {
+                throw BenchmarkError("the schema keeps \(entity).\(relationship) in no foreign key column")
+            }
+            return column
+        }
+        guard let chats = schema.table(for: "Chat"), let messages = schema.table(for: "Message"), let users = schema.table(for: "User") else {
+            throw BenchmarkError("the chat model did not produce the expected tables")
+        }
+        chatTable = chats.name
+        messageTable = messages.name
+        userTable = users.name
+        title = try column("title", of: "Chat")
+        membersCount = try column("membersCount", of: "Chat")
+        isPinned = try column("isPinned", of: "Chat")
+        lastMessageAt = try column("lastMessageAt", of: "Chat")
+        lastMessage = try foreignKey("lastMessage", of: "Chat")
+        text = try column("text", of: "Message")
+        sender = try foreignKey("sender", of: "Message")
+        name = try column("name", of: "User")
+    }
+
+    private var rowList: String { "c.\(title), c.\(membersCount), m.\(text), u.\(name)" }
+    private var joins: String {
+        "LEFT JOIN \(messageTable) m ON m.Z_PK = c.\(lastMessage) LEFT JOIN \(userTable) u ON u.Z_PK = m.\(sender)"
+    }
+    private var order: String { "ORDER BY c.\(isPinned) DESC, c.\(lastMessageAt) DESC, c.Z_PK" }
+    private var innerOrder: String { "ORDER BY \(isPinned) DESC, \(lastMessageAt) DESC, Z_PK" }
+
+    /// The first screen, hand-written: the first rows in the list's order, then each one's last message and its
+    /// sender, in one statement. The window is taken in a subquery before the joins: written as one flat
+    /// `… LEFT JOIN … ORDER BY … LIMIT 30`, SQLite joins every chat before sorting, which measured 7× slower.
+    func screenSQL(limit: Int) -> String {
+        "SELECT \(rowList) FROM (SELECT * FROM \(chatTable) \(innerOrder) LIMIT \(limit)) c \(joins) \(order)"
+    }
+
+    /// A page of the scroll, keyset-paginated: the rows after the sort key bound as ?1 (isPinned), ?2
+    /// (lastMessageAt, NULL allowed: NULLs come last in descending order) and ?3 (Z_PK), or the first page. The
+    /// sort key comes first in each row; the window is taken before the joins, as on the first screen.
+    func pageSQL(after: Bool, limit: Int) -> String {
+        let condition = after
+            ? " WHERE \(isPinned) < ?1 OR (\(isPinned) = ?1 AND ((?2 IS NOT NULL AND (\(lastMessageAt) < ?2 OR \(lastMessageAt) IS NULL))"
+                + " OR (\(lastMessageAt) IS ?2 AND Z_PK > ?3)))"
+            : ""
+        return "SELECT c.\(isPinned), c.\(lastMessageAt), c.Z_PK, \(rowList) FROM (SELECT * FROM \(chatTable)\(condition) \(innerOrder) "
+            + "LIMIT \(limit)) c \(joins) \(order)"
+    }
+
+    /// How many chats share their (isPinned, lastMessageAt) with another.
+    var tiesSQL: String {
+        "SELECT COALESCE(SUM(n), 0) FROM (SELECT COUNT(*) AS n FROM \(chatTable) GROUP BY \(isPinned), \(lastMessageAt) HAVING n > 1)"
+    }
+}
+
+/// This process's memory, from `/proc/self/status` (Linux); nil where it cannot be read.
+enum ProcessMemory {
+    /// The resident set size now (`VmRSS`).
+    static func resident() -> Int? { field("VmRSS:") }
+
+    /// The resident set size after handing the allocator's free pages back to the system (glibc's `malloc_trim`),
+    /// so that it follows the memory in use rather than what earlier work freed and the allocator kept.
+    static func settledResident() -> Int? {
+        _ = trim?(0)
+        return resident()
+    }
+
+    private typealias Trim = @convention(c) (Int) -> Int32
+    /// glibc's `malloc_trim`, looked up at run time (Swift's Glibc module leaves out <malloc.h>).
+    private static let trim: Trim? = dlsym(nil, "malloc_trim")
+        .map { unsafeBitCast($0, to: Trim.self) }
+
+    /// The peak resident set size since start or since the last `resetPeak` (`VmHWM`).
+    static func peak() -> Int? { field("VmHWM:") }
+
+    /// Starts the peak afresh from the current resident size (writing 5 to `/proc/self/clear_refs`, Linux 4.0 on).
+    static func resetPeak() {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
+        try? handle.write(contentsOf: Data("5".utf8))
+        try? handle.close()
+    }
+
+    private static func field(_ name: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, let amount = Int(fields[1]), fields[2] == "kB" else { return nil }
+            return amount * 1024
+        }
+        return nil
+    }
+}
