@@ -85,8 +85,8 @@ import Testing
         let variants = try #require(list["variants"] as? [String: [String: Any]])
         #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "faultline-coredata", "faultline-defaults"])
         let statements = try variants.mapValues { try #require($0["statements"] as? Int) }
-        // Tuned: the first batch's rows, a COUNT, and one IN statement per prefetch level.
-        #expect(statements["faultline"] == 4)
+        // Tuned: the first batch's rows with their last messages and senders joined, and a COUNT.
+        #expect(statements["faultline"] == 2)
         #expect(statements["raw-sqlite"] == 1)
         // Core Data's tuned way: every ID, the batch's rows, one IN statement per prefetch level.
         #expect(statements["faultline-coredata"] == 4)
@@ -101,8 +101,9 @@ import Testing
         let scroll = try #require(cases.last)
         let scrollVariants = try #require(scroll["variants"] as? [String: [String: Any]])
         #expect(Set(scrollVariants.keys) == ["faultline", "raw-sqlite"])
-        // 1,000 chats in batches of 20: the IDs and 50 batches; the raw peer's 50 pages and the empty one after.
-        #expect(scrollVariants["faultline"]?["statements"] as? Int == 51)
+        // 1,000 chats in batches of 20, windowed: the first batch with a COUNT, 49 more batches, and the later IDs
+        // in three reads of growing size (160, 320, 640); the raw peer's 50 pages and the empty one after.
+        #expect(scrollVariants["faultline"]?["statements"] as? Int == 2 + 49 + 3)
         #expect(scrollVariants["raw-sqlite"]?["statements"] as? Int == 51)
         for (name, figures) in scrollVariants {
             #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "rssFirstBatchMB", "rssLastBatchMB"], "\(name)")

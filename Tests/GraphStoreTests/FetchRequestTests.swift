@@ -318,6 +318,29 @@ import Testing
         #expect(names.allSatisfy { $0 != nil })
     }
 
+    @Test func aJoinedPrefetchOfAWindowJoinsOnlyTheWindowsRows() throws {
+        let store = try ChatStore()
+        let chat = try #require(store.coordinator.mapping(forEntity: "Chat"))
+        let at = chat.attributes.first { $0.name == "lastMessageAt" }!.column
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("lastMessageAt", ascending: false), .init("SELF")])
+        let reference = store.fixture.context()
+        let expected = titles(try reference.fetch(request)).prefix(3)
+        store.coordinator.rowCache.removeAll()
+        request.fetchLimit = 3
+        request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+        request.prefetchStrategy = .joined
+        let context = store.fixture.context()
+        var chats: FetchedObjects?
+        let sql = try store.statements { chats = try context.fetch(request) }
+        #expect(sql.count == 1)
+        #expect(sql[0].sql.contains(" FROM (SELECT t0.*, t0.\(at) AS _s0, t0.Z_PK AS _s1 FROM \(chat.table) t0 ORDER BY t0.\(at) DESC, t0.Z_PK LIMIT 3) t0 LEFT JOIN "))
+        #expect(sql[0].sql.hasSuffix(" ORDER BY t0._s0 DESC, t0._s1"))
+        let results = try #require(chats)
+        #expect(titles(results) == Array(expected))
+        let reads = try store.fixture.measure { _ = results.map { $0.object(forKey: "lastMessage")?.object(forKey: "sender")?.value(forKey: "name") } }
+        #expect(reads.statements == 0)
+    }
+
     // MARK: batches
 
     @Test func faithfulBatchesReadAllIDsFirstThenOneStatementPerBatch() throws {

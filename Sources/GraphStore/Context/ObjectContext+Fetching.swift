@@ -100,7 +100,7 @@ extension ObjectContext {
             return LoadedObjects(objects: ids.map { object(with: $0) }, retained: [])
         }
         let joined = try JoinedPrefetch(request: request, mapping: plan.mapping, coordinator: coordinator, firstColumn: plan.rowPlan.columnCount)
-        let sql = plan.select(plan.rowPlan.selectList + joined.selectList, extraJoins: joined.joins, limit: limit, offset: offset)
+        let sql = plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList, joins: joined.joins, limit: limit, offset: offset)
         return try loadRows(sql: sql, arguments: plan.arguments, rowPlan: plan.rowPlan, joined: joined, request: request,
                             cause: .fetch(entity: plan.mapping.name))
     }

@@ -16,7 +16,11 @@ struct FetchPlan {
     let whereClause: String
     let arguments: [AttributeValue]
     /// ` ORDER BY …` or "" (no sort descriptors: SQLite's order, as Core Data leaves it).
-    private(set) var orderBy: String
+    var orderBy: String {
+        orderTerms.isEmpty ? "" : " ORDER BY " + orderTerms.map { $0.ascending ? $0.column : $0.column + " DESC" }.joined(separator: ", ")
+    }
+    /// The ORDER BY's terms.
+    private(set) var orderTerms: [(column: String, ascending: Bool)]
     /// The sort's columns, one per descriptor (for in-memory merges the key paths are used instead).
     let sortColumns: [String]
     private var compiler: PredicateCompiler
@@ -60,7 +64,8 @@ struct FetchPlan {
         var sortColumns: [String] = []
         for descriptor in request.sortDescriptors {
             do {
-                sortColumns.append(try compiler.column(forKeyPath: descriptor.keyPath))
+                // SELF orders by primary key (object IDs order by it).
+                sortColumns.append(descriptor.keyPath == "SELF" ? "t0.Z_PK" : try compiler.column(forKeyPath: descriptor.keyPath))
             } catch {
                 throw .invalidFetch("\(mapping.name): cannot sort by '\(descriptor.keyPath)': \(error.description)")
             }
@@ -68,8 +73,7 @@ struct FetchPlan {
         self.sortColumns = sortColumns
         self.whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
         self.arguments = arguments
-        let terms = zip(sortColumns, request.sortDescriptors).map { column, descriptor in descriptor.ascending ? column : column + " DESC" }
-        self.orderBy = terms.isEmpty ? "" : " ORDER BY " + terms.joined(separator: ", ")
+        self.orderTerms = zip(sortColumns, request.sortDescriptors).map { column, descriptor in (column, descriptor.ascending) }
         self.compiler = compiler
         self.from = ([mapping.table + " t0"] + compiler.joins).joined(separator: " ")
     }
@@ -78,7 +82,7 @@ struct FetchPlan {
     /// batch, then later IDs) agree on rows whose sort values tie.
     mutating func breakTiesByPrimaryKey() {
         guard !sortColumns.contains("t0.Z_PK") else { return }
-        orderBy += orderBy.isEmpty ? " ORDER BY t0.Z_PK" : ", t0.Z_PK"
+        orderTerms.append(("t0.Z_PK", true))
     }
 
     /// The qualified column for a key path through to-ones, joining what it needs (for dictionary results).
@@ -97,6 +101,20 @@ struct FetchPlan {
     func select(_ list: String, extraJoins: [String] = [], ordered: Bool = true, limit: Int = 0, offset: Int = 0) -> String {
         let joins = extraJoins.isEmpty ? "" : " " + extraJoins.joined(separator: " ")
         return "SELECT \(list) FROM \(from)\(joins)\(whereClause)\(ordered ? orderBy : "")\(Self.limitClause(limit: limit, offset: offset))"
+    }
+
+    /// Like `select`, for a window of rows with joins that only add columns (a joined prefetch): the window is
+    /// chosen first, in a subquery, and only its rows are joined. (Joining first would make SQLite look up every
+    /// row's destinations before sorting and cutting: 8.5 ms instead of 1.3 ms for 30 of 10,000 chats.) The sort
+    /// values ride along as `_s0`, `_s1`… so the outer statement keeps the order.
+    func selectWindowThenJoin(_ list: String, joins: [String], limit: Int, offset: Int) -> String {
+        guard !joins.isEmpty, limit > 0 || offset > 0 else {
+            return select(list, extraJoins: joins, limit: limit, offset: offset)
+        }
+        let sortValues = orderTerms.enumerated().map { ", \($1.column) AS _s\($0)" }.joined()
+        let inner = "SELECT t0.*\(sortValues) FROM \(from)\(whereClause)\(orderBy)\(Self.limitClause(limit: limit, offset: offset))"
+        let outerOrder = orderTerms.enumerated().map { "t0._s\($0)" + ($1.ascending ? "" : " DESC") }
+        return "SELECT \(list) FROM (\(inner)) t0 \(joins.joined(separator: " "))" + (outerOrder.isEmpty ? "" : " ORDER BY " + outerOrder.joined(separator: ", "))
     }
 
     /// The number of matching rows, the request's offset and limit applied.

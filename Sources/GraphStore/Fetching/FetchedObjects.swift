@@ -75,6 +75,8 @@ final class BatchedFetch {
     /// The ordered IDs, filled as they become known.
     private var ids: [ObjectID?]
     private var knownIDs = 0
+    /// ID statements run so far (windowed mode).
+    private var idReads = 0
     /// Loaded batches by number, least recently used first, with the objects each keeps alive.
     private var batches: OrderedDictionary<Int, FetchedObjects> = [:]
     private var batchLoads = 0
@@ -176,8 +178,11 @@ final class BatchedFetch {
     /// Windowed mode: reads the ordered IDs of `range` (and a few batches beyond, for scrolling on) if unknown.
     private func readIDs(covering range: Range<Int>) throws(ContextError) {
         guard range.contains(where: { ids[$0] == nil }) else { return }
+        // Each read sorts the matching rows again to reach its offset, so reads grow geometrically: scrolling the
+        // whole result costs a handful of them, not one per few batches.
         let start = range.lowerBound
-        let end = min(count, start + batchSize * Self.batchesPerIDRead)
+        let end = min(count, start + max(range.count, batchSize * Self.batchesPerIDRead << min(idReads, 20)))
+        idReads += 1
         var position = start
         try context.runQuery(plan.select(plan.idSelectList, limit: end - start, offset: plan.request.fetchOffset + start), plan.arguments,
                              cause: .fetch(entity: plan.mapping.name)) { handle in
@@ -188,6 +193,6 @@ final class BatchedFetch {
         }
     }
 
-    /// How many batches' IDs one ID statement reads in windowed mode.
+    /// How many batches' IDs the first later ID statement reads in windowed mode; each one after reads twice as many.
     static let batchesPerIDRead = 8
 }
