@@ -8,6 +8,8 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A fetch request that cannot run: a bad predicate, sort key, property or prefetch key path (the message names
     /// the entity and what is wrong).
     case invalidFetch(String)
+    /// A delete refused by Deny rules: nothing was written.
+    case deleteDenied([DeletionPlan.Blocker])
     /// An error from the store (SQLite, read-only…), with its message.
     case store(String)
 
@@ -17,6 +19,7 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .optimisticLockingConflict(let uris): "optimistic locking conflict: changed in the store since read: \(uris.joined(separator: ", "))"
         case .unknownEntity(let name): "the model has no entity '\(name)'"
         case .invalidFetch(let message): message
+        case .deleteDenied(let blockers): "delete denied: " + blockers.map(\.description).joined(separator: "; ")
         case .store(let message): message
         }
     }

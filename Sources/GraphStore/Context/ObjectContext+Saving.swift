@@ -5,15 +5,12 @@ import GRDB
 /// Change tracking and save: pending changes become one transaction of statements; the row cache and the objects
 /// are updated only after it commits, so a failed save leaves the store and the context as they were.
 extension ObjectContext {
-    /// Nothing to apply yet beyond what setters already did: inverses are kept as values change. Kept for Core Data
-    /// parity; delete rules join it when they land.
-    public func processPendingChanges() {}
-
     /// Writes every change in one transaction. Throws `ContextError.optimisticLockingConflict` (writing nothing)
     /// when a row changed in the store since this context read it.
     public func save() throws(ContextError) {
         processPendingChanges()
         guard hasChanges else { return }
+        try validateForSave()
         let start = ContinuousClock.now
         var inserted = insertedObjects
         let temporaryIDs = inserted.map(\.objectID)
@@ -25,6 +22,7 @@ extension ObjectContext {
         var insertedSnapshots: [RowSnapshot] = []
         var updatedSnapshots: [RowSnapshot] = []
         var conflicts: [ObjectID] = []
+        var deletion: (outcome: DeletionPlanner.Outcome, doomed: [ObjectID])?
         do {
             try coordinator.write { db in
                 let counted = CountingRunner(coordinator: coordinator, db: db, context: id)
@@ -46,15 +44,22 @@ extension ObjectContext {
                         conflicts.append(object.objectID)
                     }
                 }
-                for object in deleted {
-                    if try !deleteRow(object, runner: counted) { conflicts.append(object.objectID) }
-                }
+                conflicts += try staleDeletes(deleted, runner: counted)
                 if !conflicts.isEmpty {
                     throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
                 }
                 try writeLinks(resolve: resolve, runner: counted)
                 try writeOrder(of: inserted, resolve: resolve, runner: counted)
                 try writeOrder(of: updated, resolve: resolve, runner: counted)
+                // Last, so that links this save wrote to deleted objects go with them.
+                if !deleted.isEmpty {
+                    var planner = DeletionPlanner(coordinator: coordinator) { sql, arguments, row in
+                        try counted.query(sql, arguments, row: row)
+                    }
+                    let outcome = try planner.carryOut(deleted.map(\.objectID))
+                    if outcome.plan.isDenied { throw ContextError.deleteDenied(outcome.plan.denied) }
+                    deletion = (outcome, planner.doomedIDs)
+                }
                 statements = counted.count
             }
         } catch {
@@ -68,6 +73,12 @@ extension ObjectContext {
         }
         didSave(inserted: inserted, insertedSnapshots: insertedSnapshots, updated: updated, updatedSnapshots: updatedSnapshots,
                 deleted: deleted, temporaryIDs: temporaryIDs, permanentIDs: permanentIDs)
+        if let deletion {
+            didDelete(deletion.outcome, doomed: deletion.doomed)
+            lastDeletion = deletion.outcome.plan
+        } else {
+            lastDeletion = nil
+        }
         let insertedCount = inserted.count
         inserted = []
         registerSavedObjects()
@@ -236,31 +247,24 @@ extension ObjectContext {
         return RowSnapshot(objectID: object.objectID, version: snapshot.version + 1, values: values, toOneKeys: keys)
     }
 
-    /// Deletes the row (checking `Z_OPT` when it was read), its join-table links, and nullifies keys pointing at it.
-    private func deleteRow(_ object: ManagedObject, runner: CountingRunner) throws -> Bool {
-        let mapping = object.mapping
-        let key = AttributeValue.integer(object.objectID.primaryKey)
-        let changed: Int
-        if let snapshot = object.snapshot {
-            changed = try runner.execute("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?", [key, .integer(snapshot.version)])
-        } else {
-            changed = try runner.execute("DELETE FROM \(mapping.table) WHERE Z_PK = ?", [key])
+    /// Objects being deleted whose rows changed (or went) since this context read them: optimistic locking, one
+    /// query per table. Objects deleted as faults were never read and are not checked.
+    private func staleDeletes(_ deleted: [ManagedObject], runner: CountingRunner) throws -> [ObjectID] {
+        var byTable: [Int: [Int64: Int64]] = [:]
+        for object in deleted {
+            if let snapshot = object.snapshot { byTable[object.mapping.rootNumber, default: [:]][object.objectID.primaryKey] = snapshot.version }
         }
-        guard changed == 1 else { return false }
-        for toMany in mapping.toManys {
-            switch toMany.storage {
-            case .inverseForeignKey(let table, let column, _):
-                try runner.execute("UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", [key])
-            case .joinTable(let table, let sourceColumn, _, _, let isSymmetric):
-                try runner.execute("DELETE FROM \(table) WHERE \(sourceColumn) = ?", [key])
-                if isSymmetric, case .joinTable(_, _, let destinationColumn, _, _) = toMany.storage {
-                    try runner.execute("DELETE FROM \(table) WHERE \(destinationColumn) = ?", [key])
-                }
-            default:
-                break
+        var stale: [ObjectID] = []
+        for root in byTable.keys.sorted() {
+            var expected = byTable[root]!
+            let table = coordinator.mapping(forEntityNumber: root).table
+            try runner.query("SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK \(DeletionPlanner.inKeys)", [DeletionPlanner.json(expected.keys.sorted())]) { handle in
+                let key = SQLiteValues.int64(handle, 0)
+                if expected[key] == SQLiteValues.int64(handle, 1) { expected[key] = nil }
             }
+            stale += deleted.filter { $0.snapshot != nil && $0.mapping.rootNumber == root && expected[$0.objectID.primaryKey] != nil }.map(\.objectID)
         }
-        return true
+        return stale
     }
 
     private func writeLinks(resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws {

@@ -34,6 +34,8 @@ public final class ObjectContext {
     public var faultBatchSize = 0
     /// Per-relationship overrides of `faultBatchSize`, by "Entity.relationship".
     var relationshipFaultBatchSizes: [String: Int] = [:]
+    /// What the last save deleted and nullified (nil when it deleted nothing).
+    public internal(set) var lastDeletion: DeletionPlan?
     /// Sibling lists for batched faults, by member.
     var faultGroups: [ObjectID: FaultGroup] = [:]
 

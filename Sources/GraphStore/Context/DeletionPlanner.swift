@@ -1,0 +1,305 @@
+import Foundation
+
+/// Works out a delete set-based: the closure of Cascade rules as sets of keys per table, then Deny blockers and
+/// Nullify counts with one query per entity and relationship, and the statements that carry it out. Keys travel as
+/// one JSON text per set (`IN (SELECT value FROM json_each(?))`), so a cascade of 100,000 messages is still a
+/// handful of statements with one bound value each.
+struct DeletionPlanner {
+    typealias Query = (_ sql: String, _ arguments: [AttributeValue], _ row: (OpaquePointer) throws -> Void) throws -> Void
+
+    /// A change to surviving rows: foreign keys set to NULL, or join-table links removed.
+    struct Step {
+        /// The name the plan counts it under; nil for links that no surviving relationship shows.
+        let key: String?
+        /// Counts the references surviving objects lose.
+        let countSQL: String
+        /// Makes the change. An UPDATE returns the IDs of the rows it changed (`RETURNING Z_PK, Z_ENT`).
+        let applySQL: String
+        let arguments: [AttributeValue]
+        /// The table root whose rows an UPDATE changes (their cached rows go stale); nil for a join table.
+        let updatedRoot: Int?
+    }
+
+    let coordinator: PersistentStoreCoordinator
+    let query: Query
+    /// Rows to delete: table (by its root entity's number) → primary key → the row's entity number.
+    private(set) var doomed: [Int: [Int64: Int]] = [:]
+
+    init(coordinator: PersistentStoreCoordinator, query: @escaping Query) {
+        self.coordinator = coordinator
+        self.query = query
+    }
+
+    static let inKeys = "IN (SELECT value FROM json_each(?))"
+
+    static func json(_ keys: some Sequence<Int64>) -> AttributeValue {
+        .string("[" + keys.map(String.init).joined(separator: ",") + "]")
+    }
+
+    // MARK: the cascade closure
+
+    /// Adds `roots` and everything their Cascade rules reach, recursively; a row reached twice is visited once, so
+    /// reflexive and cyclic cascades end.
+    mutating func close(over roots: [ObjectID]) throws {
+        var frontier: [ObjectID] = []
+        for id in roots where add(id) { frontier.append(id) }
+        while !frontier.isEmpty {
+            var next: [ObjectID] = []
+            for (mapping, keys) in groups(frontier) {
+                for reached in try cascadeDestinations(of: mapping, keys) where add(reached) { next.append(reached) }
+            }
+            frontier = next
+        }
+    }
+
+    private mutating func add(_ id: ObjectID) -> Bool {
+        let root = coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber
+        return doomed[root, default: [:]].updateValue(id.entityNumber, forKey: id.primaryKey) == nil
+    }
+
+    func isDoomed(_ id: ObjectID) -> Bool {
+        doomed[coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber]?[id.primaryKey] != nil
+    }
+
+    /// IDs grouped by entity, entities in number order, keys sorted.
+    private func groups(_ ids: [ObjectID]) -> [(EntityMapping, [Int64])] {
+        var byEntity: [Int: [Int64]] = [:]
+        for id in ids { byEntity[id.entityNumber, default: []].append(id.primaryKey) }
+        return byEntity.keys.sorted().map { (coordinator.mapping(forEntityNumber: $0), byEntity[$0]!.sorted()) }
+    }
+
+    /// Every doomed row, grouped by entity.
+    var doomedGroups: [(EntityMapping, [Int64])] {
+        var byEntity: [Int: [Int64]] = [:]
+        for rows in doomed.values {
+            for (key, entity) in rows { byEntity[entity, default: []].append(key) }
+        }
+        return byEntity.keys.sorted().map { (coordinator.mapping(forEntityNumber: $0), byEntity[$0]!.sorted()) }
+    }
+
+    /// The doomed keys of a table, as one JSON value.
+    func doomedKeys(root: Int) -> AttributeValue {
+        Self.json((doomed[root] ?? [:]).keys.sorted())
+    }
+
+    private func cascadeDestinations(of mapping: EntityMapping, _ keys: [Int64]) throws -> [ObjectID] {
+        var found: [ObjectID] = []
+        for toOne in mapping.toOnes where toOne.description.deleteRule == .cascade {
+            try links(ofToOne: toOne, in: mapping, keys) { _, destination in found.append(destination) }
+        }
+        for toMany in mapping.toManys where toMany.description.deleteRule == .cascade {
+            try links(ofToMany: toMany, keys) { _, destination in found.append(destination) }
+        }
+        return found
+    }
+
+    /// (source key, destination) for a to-one held in the sources' rows.
+    private func links(ofToOne toOne: EntityMapping.ToOne, in mapping: EntityMapping, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
+        let entityTerm = toOne.entityColumn.map { "t0.\($0)" } ?? "NULL"
+        try query("SELECT t0.Z_PK, t0.\(toOne.column), \(entityTerm) FROM \(mapping.table) t0 WHERE t0.Z_PK \(Self.inKeys) AND t0.\(toOne.column) IS NOT NULL",
+                  [Self.json(keys)]) { handle in
+            let entity = SQLiteValues.isNull(handle, 2) ? toOne.destinationNumber : Int(SQLiteValues.int64(handle, 2))
+            body(SQLiteValues.int64(handle, 0), ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, 1)))
+        }
+    }
+
+    /// (source key, destination) for a to-many of the sources.
+    private func links(ofToMany toMany: EntityMapping.ToMany, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
+        let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
+        let entityTerm = destination.tableHasSubentities ? "t0.Z_ENT" : "\(toMany.destinationNumber)"
+        let sql: String
+        switch toMany.storage {
+        case .inverseForeignKey(let table, let column, _):
+            sql = "SELECT t0.\(column), t0.Z_PK, \(entityTerm) FROM \(table) t0 WHERE t0.\(column) \(Self.inKeys)"
+        case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
+            sql = "SELECT t1.\(sourceColumn), t0.Z_PK, \(entityTerm) FROM \(table) t1 JOIN \(toMany.destinationTable) t0 ON t0.Z_PK = t1.\(destinationColumn)"
+                + " WHERE t1.\(sourceColumn) \(Self.inKeys)"
+        case .foreignKey, .transient:
+            return
+        }
+        try query(sql, [Self.json(keys)]) { handle in
+            body(SQLiteValues.int64(handle, 0),
+                 ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 2)), primaryKey: SQLiteValues.int64(handle, 1)))
+        }
+    }
+
+    // MARK: Deny
+
+    /// Objects whose Deny relationships hold objects that would survive, in entity, key and relationship order.
+    func blockers() throws -> [DeletionPlan.Blocker] {
+        var blockers: [DeletionPlan.Blocker] = []
+        for (mapping, keys) in doomedGroups {
+            var counts: [Int64: [String: Int]] = [:]
+            func note(_ source: Int64, _ destination: ObjectID, _ relationship: String) {
+                if !isDoomed(destination) { counts[source, default: [:]][relationship, default: 0] += 1 }
+            }
+            for toOne in mapping.toOnes where toOne.description.deleteRule == .deny {
+                try links(ofToOne: toOne, in: mapping, keys) { note($0, $1, toOne.name) }
+            }
+            for toMany in mapping.toManys where toMany.description.deleteRule == .deny {
+                try links(ofToMany: toMany, keys) { note($0, $1, toMany.name) }
+            }
+            for key in counts.keys.sorted() {
+                for (relationship, count) in counts[key]!.sorted(by: { $0.key < $1.key }) {
+                    let uri = coordinator.uri(for: ObjectID(entityNumber: mapping.number, primaryKey: key))
+                    blockers.append(.init(object: uri, entity: mapping.name, relationship: relationship, count: count))
+                }
+            }
+        }
+        return blockers
+    }
+
+    // MARK: Nullify
+
+    /// What surviving rows lose: for each doomed entity's relationships by their rules, and for relationships of any
+    /// entity that point at doomed rows without an inverse (Core Data leaves those dangling; GraphStore clears them,
+    /// so the store stays consistent).
+    func nullifySteps() -> [Step] {
+        var steps: [Step] = []
+        let model = coordinator.model
+        for (mapping, keys) in doomedGroups {
+            let sources = Self.json(keys)
+            for toOne in mapping.toOnes where toOne.description.deleteRule == .nullify {
+                guard let inverse = toOne.inverse else { continue }
+                let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
+                let survivors = doomedKeys(root: destination.rootNumber)
+                if case .toOne(let index)? = destination.slot(forKey: inverse) {
+                    // One-to-one: the destination's row holds a key back, which must go.
+                    steps.append(clearing(destination.toOnes[index], of: destination, pointingAt: sources, except: survivors,
+                                          key: "\(destination.name).\(inverse)"))
+                } else {
+                    // The key is in the doomed row itself: nothing to write, only references to count.
+                    steps.append(Step(
+                        key: "\(toOne.description.destination).\(inverse)",
+                        countSQL: "SELECT COUNT(*) FROM \(mapping.table) t0 WHERE t0.Z_PK \(Self.inKeys) AND t0.\(toOne.column) IS NOT NULL"
+                            + " AND t0.\(toOne.column) NOT \(Self.inKeys)",
+                        applySQL: "", arguments: [sources, survivors], updatedRoot: nil))
+                }
+            }
+            for toMany in mapping.toManys where toMany.description.deleteRule != .noAction {
+                let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
+                let survivors = doomedKeys(root: destination.rootNumber)
+                switch toMany.storage {
+                case .inverseForeignKey(_, let column, _) where toMany.description.deleteRule == .nullify:
+                    guard let toOne = destination.toOnes.first(where: { $0.column == column }) else { continue }
+                    steps.append(clearing(toOne, of: destination, pointingAt: sources, except: survivors,
+                                          key: "\(toMany.description.destination).\(toMany.inverse ?? toOne.name)"))
+                case .joinTable(let table, let sourceColumn, let destinationColumn, _, let isSymmetric):
+                    // Links go whatever the rule (but No Action): a cascade's destinations are deleted too.
+                    let countKey = toMany.description.deleteRule == .nullify ? toMany.inverse.map { "\(toMany.description.destination).\($0)" } : nil
+                    steps.append(Step(
+                        key: countKey,
+                        countSQL: "SELECT COUNT(*) FROM \(table) WHERE \(sourceColumn) \(Self.inKeys) AND \(destinationColumn) NOT \(Self.inKeys)",
+                        applySQL: "DELETE FROM \(table) WHERE \(sourceColumn) \(Self.inKeys)" + (isSymmetric ? " OR \(destinationColumn) \(Self.inKeys)" : ""),
+                        arguments: isSymmetric ? [sources, sources] : [sources, survivors], updatedRoot: nil))
+                default:
+                    continue
+                }
+            }
+            // References without an inverse, from any entity, to this one (or an entity it descends from).
+            for other in model.entities.map({ coordinator.mapping(forEntityNumber: $0.number) }) {
+                for toOne in other.toOnes where toOne.inverse == nil && pointsAt(toOne.description.destination, mapping) {
+                    guard !Self.inherits(other, toOne.name, model) else { continue }
+                    steps.append(clearing(toOne, of: other, pointingAt: sources, except: doomedKeys(root: other.rootNumber),
+                                          key: "\(other.name).\(toOne.name)"))
+                }
+                for toMany in other.toManys where toMany.inverse == nil && pointsAt(toMany.description.destination, mapping) {
+                    guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage,
+                          !Self.inherits(other, toMany.name, model) else { continue }
+                    steps.append(Step(
+                        key: "\(other.name).\(toMany.name)",
+                        countSQL: "SELECT COUNT(*) FROM \(table) WHERE \(destinationColumn) \(Self.inKeys) AND \(sourceColumn) NOT \(Self.inKeys)",
+                        applySQL: "DELETE FROM \(table) WHERE \(destinationColumn) \(Self.inKeys)",
+                        arguments: [sources, doomedKeys(root: other.rootNumber)], updatedRoot: nil))
+                }
+            }
+        }
+        return steps
+    }
+
+    /// Whether a relationship whose destination is `destination` can point at objects of `mapping`'s entity.
+    private func pointsAt(_ destination: String, _ mapping: EntityMapping) -> Bool {
+        coordinator.model.entity(named: destination)?.includes(mapping.name) == true
+    }
+
+    /// Whether `mapping`'s relationship `name` is declared by an ancestor (then the ancestor's pass handles it).
+    private static func inherits(_ mapping: EntityMapping, _ name: String, _ model: ObjectModel) -> Bool {
+        guard let parent = mapping.entity.parentName.flatMap({ model.entity(named: $0) }) else { return false }
+        return parent.relationships.contains { $0.name == name } || parent.attributes.contains { $0.name == name }
+    }
+
+    /// Sets `toOne`'s key (and its entity and order columns) to NULL in the surviving rows of `mapping`'s table that
+    /// point at the doomed keys `sources`.
+    private func clearing(_ toOne: EntityMapping.ToOne, of mapping: EntityMapping, pointingAt sources: AttributeValue,
+                          except doomedHere: AttributeValue, key: String) -> Step {
+        var assignments = ["\(toOne.column) = NULL"]
+        if let entityColumn = toOne.entityColumn { assignments.append("\(entityColumn) = NULL") }
+        if let orderColumn = toOne.orderColumn { assignments.append("\(orderColumn) = NULL") }
+        let condition = "\(toOne.column) \(Self.inKeys) AND Z_PK NOT \(Self.inKeys)"
+        return Step(
+            key: key,
+            countSQL: "SELECT COUNT(*) FROM \(mapping.table) WHERE \(condition)",
+            applySQL: "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + 1, \(assignments.joined(separator: ", ")) WHERE \(condition) RETURNING Z_PK, Z_ENT",
+            arguments: [sources, doomedHere], updatedRoot: mapping.rootNumber)
+    }
+
+    // MARK: running a plan
+
+    /// The plan for deleting `roots`, changing nothing.
+    mutating func preview(_ roots: [ObjectID]) throws -> DeletionPlan {
+        try close(over: roots)
+        var plan = DeletionPlan(deleted: deletedCounts(), denied: try blockers())
+        for step in nullifySteps() {
+            guard let key = step.key else { continue }
+            var count = 0
+            try query(step.countSQL, step.arguments) { count = Int(SQLiteValues.int64($0, 0)) }
+            if count > 0 { plan.nullified[key, default: 0] += count }
+        }
+        return plan
+    }
+
+    /// What carrying out a delete did: the plan, and the rows whose keys it cleared (their cached rows are stale).
+    struct Outcome {
+        var plan: DeletionPlan
+        var clearedRows: [ObjectID] = []
+    }
+
+    /// Plans and carries out the delete of `roots` with set-based statements; when a Deny rule refuses it, returns
+    /// the plan with its blockers and changes nothing.
+    mutating func carryOut(_ roots: [ObjectID]) throws -> Outcome {
+        try close(over: roots)
+        var outcome = Outcome(plan: DeletionPlan(deleted: deletedCounts(), denied: try blockers()))
+        guard !outcome.plan.isDenied else { return outcome }
+        for step in nullifySteps() {
+            var count = 0
+            if step.updatedRoot != nil {
+                try query(step.applySQL, step.arguments) { handle in
+                    count += 1
+                    outcome.clearedRows.append(ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 1)), primaryKey: SQLiteValues.int64(handle, 0)))
+                }
+            } else {
+                if step.key != nil { try query(step.countSQL, step.arguments) { count = Int(SQLiteValues.int64($0, 0)) } }
+                if !step.applySQL.isEmpty { try query(step.applySQL, step.arguments) { _ in } }
+            }
+            if let key = step.key, count > 0 { outcome.plan.nullified[key, default: 0] += count }
+        }
+        for root in doomed.keys.sorted() {
+            let table = coordinator.mapping(forEntityNumber: root).table
+            try query("DELETE FROM \(table) WHERE Z_PK \(Self.inKeys)", [doomedKeys(root: root)]) { _ in }
+        }
+        return outcome
+    }
+
+    private func deletedCounts() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for rows in doomed.values {
+            for entity in rows.values { counts[coordinator.mapping(forEntityNumber: entity).name, default: 0] += 1 }
+        }
+        return counts
+    }
+
+    /// Every doomed row's ID.
+    var doomedIDs: [ObjectID] {
+        doomed.values.flatMap { rows in rows.map { ObjectID(entityNumber: $0.value, primaryKey: $0.key) } }
+    }
+}

@@ -1,0 +1,4 @@
+/// Validation at save (being written).
+extension ObjectContext {
+    func validateForSave() throws(ContextError) {}
+}
