@@ -1,0 +1,342 @@
+import ArgumentParser
+import ChatFixture
+import Foundation
+import GRDB
+import GraphStore
+
+/// `faultline delete [STORE] (--chat ID | --user ID | --message ID)`: shows what deleting one object takes with it,
+/// then deletes it through the object graph's delete rules and saves.
+struct DeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete a chat, a user or a message from a chat store, with everything its delete rules take along.",
+        discussion: """
+            ID is a primary key (Z_PK) or an object URI (x-coredata://<store UUID>/<Entity>/p<key>). --chat takes a \
+            direct or a group chat. The plan comes first: per entity the objects that go, per relationship the \
+            references surviving objects lose, and the Deny rules that refuse the delete. With --dry-run that is all; \
+            otherwise the object is deleted, the change saved in one transaction, and what the save did is printed. \
+            The plan is worked out on a read-only connection: a dry run or a refused delete never opens the file for \
+            writing, so it stays as it was, byte for byte.
+
+            Exit status: 0 when deleted (or, with --dry-run, when the delete would be allowed), 1 when Deny rules \
+            refuse it or anything else fails.
+            """
+    )
+
+    @Argument(help: "The chat store (default: the default chat store, fixtures/chat.sqlite, generated if missing).")
+    var store: String?
+
+    @Option(help: ArgumentHelp("Delete this chat (direct or group): a primary key or an x-coredata:// URI.", valueName: "id"))
+    var chat: String?
+
+    @Option(help: ArgumentHelp("Delete this user: a primary key or an x-coredata:// URI.", valueName: "id"))
+    var user: String?
+
+    @Option(help: ArgumentHelp("Delete this message: a primary key or an x-coredata:// URI.", valueName: "id"))
+    var message: String?
+
+    @Flag(help: "Show the plan only; write nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the outcome as JSON.")
+    var json = false
+
+    @OptionGroup var sqlDebug: SQLDebugOptions
+
+    func validate() throws {
+        let given = [chat, user, message].compactMap { $0 }.count
+        if given == 0 { throw ValidationError("say what to delete with one of --chat, --user or --message") }
+        if given > 1 { throw ValidationError("--chat, --user and --message cannot be combined: delete one object at a time") }
+    }
+
+    /// The option given, as the entity it names and the text of the ID.
+    private var target: DeleteTarget {
+        if let chat { return DeleteTarget(option: "--chat", entity: "Chat", id: chat) }
+        if let user { return DeleteTarget(option: "--user", entity: "User", id: user) }
+        return DeleteTarget(option: "--message", entity: "Message", id: message ?? "")
+    }
+
+    func run() throws {
+        let target = self.target
+        let path = try store ?? DefaultFixture.ensure()
+        // Checked before opening anything, so a bad level or log file fails first.
+        let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink()
+
+        // First the plan, read-only.
+        var report: DeleteReport
+        do {
+            let session = try DeleteSession(path: path, readOnly: true, sqlDebug: sqlDebug, sink: sink)
+            let object = try session.resolve(target)
+            let plan = try session.plan(object)
+            report = DeleteReport(path: path, target: session.context.uri(for: object.objectID),
+                                  entity: object.entity.name, plan: plan, dryRun: dryRun)
+        }
+
+        // Then, when allowed and asked for, the delete on a writable connection: the save plans again in its own
+        // transaction, so a store changed meanwhile is judged as it is then.
+        if !dryRun && !report.plan.isDenied {
+            let session = try DeleteSession(path: path, readOnly: false, sqlDebug: sqlDebug, sink: sink)
+            let object = try session.resolve(target)
+            switch try session.deleteAndSave(object) {
+            case .saved(let done):
+                report.done = done
+            case .denied(let blockers):
+                report.plan.denied = blockers
+            }
+        }
+
+        print(json ? report.json() : report.text(), terminator: "")
+        if report.isRefused {
+            fflush(nil)  // every stream: the report must be out before exiting
+            Foundation.exit(1)
+        }
+    }
+}
+
+/// What `--chat`, `--user` or `--message` names: the entity the object must be (or descend from) and the ID text.
+struct DeleteTarget {
+    let option: String
+    let entity: String
+    let id: String
+}
+
+/// One opening of the chat store: a coordinator with the chat model's classes, one context, and the SQL log when
+/// asked for.
+private struct DeleteSession {
+    let path: String
+    let coordinator: PersistentStoreCoordinator
+    let context: ObjectContext
+    let log: SQLDebugLog?
+
+    init(path: String, readOnly: Bool, sqlDebug: SQLDebugOptions, sink: FileHandle?) throws(CommandFailure) {
+        let model: ObjectModel
+        do {
+            model = try ChatModel.make()
+        } catch {
+            throw CommandFailure(error)
+        }
+        do {
+            // Never create: a missing file is an error here, not a new empty store.
+            coordinator = try PersistentStoreCoordinator(
+                path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false), classes: ChatModel.classes)
+        } catch {
+            throw CommandFailure(error)
+        }
+        if readOnly == false, coordinator.store.isReadOnly {
+            throw CommandFailure(StoreError.readOnly(path: path))
+        }
+        self.path = path
+        context = ObjectContext(coordinator: coordinator, name: "delete")
+        log = sink == nil ? nil : try sqlDebug.attach(to: coordinator, sink: sink)
+    }
+
+    /// The object the ID names, as its real entity (a chat's row says whether it is a direct or a group chat).
+    func resolve(_ target: DeleteTarget) throws(CommandFailure) -> ManagedObject {
+        let model = coordinator.model
+        guard let base = model.entity(named: target.entity), let mapping = coordinator.mapping(forEntity: target.entity) else {
+            throw CommandFailure("the chat model has no entity '\(target.entity)'")
+        }
+        let kinds = base.descendantNames.isEmpty
+            ? "a \(base.name)"
+            : "a \(base.name) (" + base.descendantNames.joined(separator: " or ") + ")"
+        let key: Int64
+        var namedEntity: String?
+        if target.id.hasPrefix("x-coredata:") {
+            let uri = try ObjectURI(target.id, option: target.option)
+            guard uri.storeUUID.caseInsensitiveCompare(coordinator.store.storeUUID) == .orderedSame else {
+                throw CommandFailure("\(target.option) \(target.id): names store \(uri.storeUUID), but \(path) is store \(coordinator.store.storeUUID)")
+            }
+            guard model.entity(named: uri.entity) != nil else {
+                throw CommandFailure("\(target.option) \(target.id): the chat model has no entity '\(uri.entity)'")
+            }
+            guard base.includes(uri.entity) else {
+                throw CommandFailure("\(target.option) \(target.id): names a \(uri.entity), not \(kinds)")
+            }
+            key = uri.primaryKey
+            namedEntity = uri.entity
+        } else if let number = Int64(target.id), number > 0 {
+            key = number
+        } else {
+            throw CommandFailure("\(target.option) '\(target.id)': give a primary key (a number from 1) or an x-coredata:// URI")
+        }
+
+        // The row's Z_ENT says which entity it is; the table may hold several.
+        let rowEntity: Int?
+        do {
+            rowEntity = try coordinator.store.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT Z_ENT FROM \(mapping.table) WHERE Z_PK = ?", arguments: [key])
+            }
+        } catch {
+            throw CommandFailure("\(path): \(error)")
+        }
+        guard let rowEntity else {
+            throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key)")
+        }
+        guard let found = model.entities.first(where: { $0.number == rowEntity }), base.includes(found.name), !found.isAbstract else {
+            throw CommandFailure("\(path): row \(key) of \(mapping.table) has Z_ENT \(rowEntity), which is not \(kinds)")
+        }
+        if let namedEntity, !model.entity(named: namedEntity)!.includes(found.name) {
+            throw CommandFailure("\(path): no \(namedEntity) with primary key \(key) (that row of \(mapping.table) is a \(found.name))")
+        }
+        return context.object(with: ObjectID(entityNumber: found.number, primaryKey: key))
+    }
+
+    func plan(_ object: ManagedObject) throws(CommandFailure) -> DeletionPlan {
+        do {
+            return try context.deletionPlan(for: [object])
+        } catch {
+            throw CommandFailure("\(path): \(error)")
+        }
+    }
+
+    enum Outcome {
+        case saved(DeletionPlan)
+        case denied([DeletionPlan.Blocker])
+    }
+
+    func deleteAndSave(_ object: ManagedObject) throws(CommandFailure) -> Outcome {
+        context.delete(object)
+        do {
+            try context.save()
+        } catch .deleteDenied(let blockers) {
+            context.rollback()
+            return .denied(blockers)
+        } catch {
+            context.rollback()
+            throw CommandFailure("\(path): \(error)")
+        }
+        // A save that deleted something always records it; an empty plan would mean nothing went.
+        return .saved(context.lastDeletion ?? DeletionPlan())
+    }
+}
+
+/// `x-coredata://<store UUID>/<Entity>/p<key>`, as `PersistentStoreCoordinator.uri(for:)` writes it.
+private struct ObjectURI {
+    let storeUUID: String
+    let entity: String
+    let primaryKey: Int64
+
+    init(_ text: String, option: String) throws(CommandFailure) {
+        let prefix = "x-coredata://"
+        let parts = text.hasPrefix(prefix) ? text.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false) : []
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts[2].hasPrefix("p"),
+              let key = Int64(parts[2].dropFirst()), key > 0 else {
+            if parts.count == 3, parts[0].isEmpty || parts[2].hasPrefix("t") {
+                throw CommandFailure("\(option) \(text): names an unsaved object (a temporary ID), which no store holds")
+            }
+            throw CommandFailure("\(option) \(text): not an object URI (x-coredata://<store UUID>/<Entity>/p<key>)")
+        }
+        storeUUID = String(parts[0])
+        entity = String(parts[1])
+        primaryKey = key
+    }
+}
+
+/// What the command found and did, in its two output forms.
+struct DeleteReport {
+    let path: String
+    /// The object's URI.
+    let target: String
+    let entity: String
+    /// What the delete would do (with the blockers of a refusal, from the plan or from the save).
+    var plan: DeletionPlan
+    let dryRun: Bool
+    /// What the save did; nil when nothing was saved.
+    var done: DeletionPlan?
+
+    var saved: Bool { done != nil }
+    var isRefused: Bool { plan.isDenied && done == nil }
+
+    // MARK: text
+
+    func text() -> String {
+        var lines = ["\(path): delete \(target) (\(entity))", ""]
+        if isRefused {
+            lines.append("plan (refused):")
+        } else {
+            lines.append(dryRun ? "plan (dry run):" : "plan:")
+        }
+        lines += Self.table(plan)
+        lines.append("")
+        if isRefused {
+            let count = plan.denied.count
+            lines.append("denied by \(count) Deny rule\(count == 1 ? "" : "s"):")
+            lines += plan.denied.map { "  \($0)" }
+            lines.append("nothing deleted; the store is unchanged")
+        } else if let done {
+            // The save plans again in its transaction; its counts differ only if the store changed meanwhile.
+            if done.deleted == plan.deleted && done.nullified == plan.nullified {
+                lines.append("saved: \(Self.totals(done)), as planned")
+            } else {
+                lines.append("deleted and saved (not as planned: the store changed meanwhile):")
+                lines += Self.table(done)
+                lines.append("")
+                lines.append("saved: \(Self.totals(done))")
+            }
+        } else {
+            lines.append("dry run: nothing deleted")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func totals(_ plan: DeletionPlan) -> String {
+        let references = plan.nullified.values.reduce(0, +)
+        return "\(count(plan.deletedCount, "object")) deleted, \(count(references, "reference")) nullified"
+    }
+
+    /// Deleted per entity and nullified per relationship, each sorted by name and totalled.
+    private static func table(_ plan: DeletionPlan) -> [String] {
+        var rows = [["deleted", "objects"]]
+        rows += plan.deleted.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }
+        rows.append(["total", String(plan.deletedCount)])
+        rows.append(["", ""])
+        rows.append(["nullified", "references"])
+        rows += plan.nullified.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] }
+        rows.append(["total", String(plan.nullified.values.reduce(0, +))])
+        return columns(rows).map { $0.allSatisfy(\.isWhitespace) ? "" : "  " + $0 }
+    }
+
+    /// `1 object`, `2 objects`.
+    private static func count(_ number: Int, _ singular: String) -> String {
+        "\(number) \(singular)\(number == 1 ? "" : "s")"
+    }
+
+    /// Rows in two columns, the name padded, the count right-aligned.
+    private static func columns(_ rows: [[String]]) -> [String] {
+        let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0) + "  "
+                + String(repeating: " ", count: widths[1] - row[1].count) + row[1]
+        }
+    }
+
+    // MARK: JSON
+
+    private struct JSONReport: Encodable {
+        struct Blocker: Encodable {
+            let object: String
+            let relationship: String
+            let count: Int
+        }
+
+        let target: String
+        let deleted: [String: Int]
+        let nullified: [String: Int]
+        let denied: [Blocker]
+        let saved: Bool
+    }
+
+    /// `{"target":…, "deleted":{…}, "nullified":{…}, "denied":[{"object","relationship","count"}], "saved":…}`,
+    /// keys sorted. `deleted` and `nullified` are what the save did when `saved` is true, else what the plan says.
+    func json() -> String {
+        let counts = done ?? plan
+        let value = JSONReport(
+            target: target, deleted: counts.deleted, nullified: counts.nullified,
+            denied: isRefused ? plan.denied.map { .init(object: $0.object, relationship: "\($0.entity).\($0.relationship)", count: $0.count) } : [],
+            saved: saved)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Strings, numbers and booleans only: encoding cannot fail.
+        return String(decoding: try! encoder.encode(value), as: UTF8.self) + "\n"
+    }
+}
