@@ -327,6 +327,24 @@ import Testing
         #expect(try store.rowCounts() == before)
     }
 
+    @Test func aDeletedRowsUniqueValueIsFreeForTheSameSave() throws {
+        let fixture = try GraphFixture(try SeedModels.quakes())
+        let seed = fixture.context("seed")
+        seed.insert("Country").setValue("Japan", forKey: "name")
+        try seed.save()
+        let context = fixture.context()
+        let old = try #require(try context.fetch(FetchRequest(entityName: "Country")).first)
+        context.delete(old)
+        let replacement = context.insert("Country")
+        replacement.setValue("Japan", forKey: "name")
+        // The delete runs before the insert in the save's transaction, so the unique index never sees two.
+        try context.save()
+        let reader = fixture.context()
+        let names = try reader.fetch(FetchRequest(entityName: "Country")).map { $0.value(forKey: "name") as? String }
+        #expect(names == ["Japan"])
+        #expect(replacement.objectID.primaryKey != old.objectID.primaryKey)
+    }
+
     @Test func derivedCountsStayRightThroughACascade() throws {
         let store = try FetchRequestTests.ChatStore()
         let context = store.fixture.context()

@@ -209,11 +209,12 @@ import Testing
             try context.save()
             Issue.record("a duplicate country name must not be saved")
         } catch let error {
-            guard case .store(let message) = error else {
+            // Validation finds the duplicate before the transaction starts.
+            guard case .validation(let failures) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
-            #expect(message.contains("UNIQUE"))
+            #expect(failures.map(\.reason) == ["is not unique: another Country has name 'Japan'"])
         }
         #expect(try fixture.tableDump() == dump)
         #expect(try fixture.primaryKeyMaxima() == maxima)

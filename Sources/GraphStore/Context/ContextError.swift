@@ -12,6 +12,9 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     case deleteDenied([DeletionPlan.Blocker])
     /// An error from the store (SQLite, read-only…), with its message.
     case store(String)
+    /// Pending changes broke the model's rules: every failure found, in a stable order. Nothing was written and
+    /// the context keeps its changes, so they can be fixed and saved again.
+    case validation([ValidationFailure])
 
     public var description: String {
         switch self {
@@ -21,6 +24,7 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .invalidFetch(let message): message
         case .deleteDenied(let blockers): "delete denied: " + blockers.map(\.description).joined(separator: "; ")
         case .store(let message): message
+        case .validation(let failures): "validation failed: " + failures.map(\.description).joined(separator: "; ")
         }
     }
 }

@@ -31,27 +31,14 @@ extension ObjectContext {
                     guard let id, id.isTemporary else { return id }
                     return Self.position(of: id, in: temporaryIDs).map { permanentIDs[$0] } ?? id
                 }
-                insertedSnapshots.reserveCapacity(inserted.count)
-                for (object, permanentID) in zip(inserted, permanentIDs) {
-                    insertedSnapshots.append(try insertRow(object, id: permanentID, resolve: resolve, runner: counted))
-                }
-                // Objects whose only changes are to-many links have no column to write (their links and positions
-                // are written below): updating their row would only fire their faults.
-                for object in updated where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
-                    if let snapshot = try updateRow(object, resolve: resolve, runner: counted) {
-                        updatedSnapshots.append(snapshot)
-                    } else {
-                        conflicts.append(object.objectID)
-                    }
-                }
                 conflicts += try staleDeletes(deleted, runner: counted)
                 if !conflicts.isEmpty {
                     throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
                 }
-                try writeLinks(resolve: resolve, runner: counted)
-                try writeOrder(of: inserted, resolve: resolve, runner: counted)
-                try writeOrder(of: updated, resolve: resolve, runner: counted)
-                // Last, so that links this save wrote to deleted objects go with them.
+                // Deletes first, so that a value a deleted row held (a unique handle, say) is free for the rows
+                // this save inserts or updates.
+                var doomed = Set<ObjectID>()
+                var cleared = Set<ObjectID>()
                 if !deleted.isEmpty {
                     var planner = DeletionPlanner(coordinator: coordinator) { sql, arguments, row in
                         try counted.query(sql, arguments, row: row)
@@ -59,7 +46,30 @@ extension ObjectContext {
                     let outcome = try planner.carryOut(deleted.map(\.objectID))
                     if outcome.plan.isDenied { throw ContextError.deleteDenied(outcome.plan.denied) }
                     deletion = (outcome, planner.doomedIDs)
+                    doomed = Set(planner.doomedIDs)
+                    cleared = Set(outcome.clearedRows)
                 }
+                insertedSnapshots.reserveCapacity(inserted.count)
+                for (object, permanentID) in zip(inserted, permanentIDs) {
+                    insertedSnapshots.append(try insertRow(object, id: permanentID, resolve: resolve, runner: counted))
+                }
+                // Objects whose only changes are to-many links have no column to write (their links and positions
+                // are written below): updating their row would only fire their faults. Rows the delete removed are
+                // skipped; rows whose keys it cleared are one version further on.
+                let survivors = doomed.isEmpty ? updated : updated.filter { !doomed.contains($0.objectID) }
+                for object in survivors where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
+                    if let snapshot = try updateRow(object, versionsAhead: cleared.contains(object.objectID) ? 1 : 0, resolve: resolve, runner: counted) {
+                        updatedSnapshots.append(snapshot)
+                    } else {
+                        conflicts.append(object.objectID)
+                    }
+                }
+                if !conflicts.isEmpty {
+                    throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
+                }
+                try writeLinks(resolve: resolve, skipping: doomed, runner: counted)
+                try writeOrder(of: inserted, resolve: resolve, runner: counted)
+                try writeOrder(of: survivors, resolve: resolve, runner: counted)
                 statements = counted.count
             }
         } catch {
@@ -216,7 +226,7 @@ extension ObjectContext {
     }
 
     /// Writes changed columns only, checking `Z_OPT`; nil when the row changed since it was read (a conflict).
-    private func updateRow(_ object: ManagedObject, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws -> RowSnapshot? {
+    private func updateRow(_ object: ManagedObject, versionsAhead: Int64, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws -> RowSnapshot? {
         let mapping = object.mapping
         if object.snapshot == nil { fulfillFault(object, key: "save") }
         guard let snapshot = object.snapshot else { return nil }
@@ -242,9 +252,10 @@ extension ObjectContext {
         }
         guard !assignments.isEmpty else { return snapshot }
         let sql = "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + 1, \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
-        let changed = try runner.execute(sql, arguments + [.integer(object.objectID.primaryKey), .integer(snapshot.version)])
+        let version = snapshot.version + versionsAhead
+        let changed = try runner.execute(sql, arguments + [.integer(object.objectID.primaryKey), .integer(version)])
         guard changed == 1 else { return nil }
-        return RowSnapshot(objectID: object.objectID, version: snapshot.version + 1, values: values, toOneKeys: keys)
+        return RowSnapshot(objectID: object.objectID, version: version + 1, values: values, toOneKeys: keys)
     }
 
     /// Objects being deleted whose rows changed (or went) since this context read them: optimistic locking, one
@@ -267,8 +278,8 @@ extension ObjectContext {
         return stale
     }
 
-    private func writeLinks(resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws {
-        for (link, adding) in linkChanges {
+    private func writeLinks(resolve: (ObjectID?) -> ObjectID?, skipping doomed: Set<ObjectID>, runner: CountingRunner) throws {
+        for (link, adding) in linkChanges where doomed.isEmpty || !(doomed.contains(link.first) || doomed.contains(link.second)) {
             guard let table = coordinator.store.schema.joinTables.first(where: { $0.name == link.table }) else { continue }
             let first = resolve(link.first)!.primaryKey
             let second = resolve(link.second)!.primaryKey
