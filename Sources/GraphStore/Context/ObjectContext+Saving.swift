@@ -8,6 +8,7 @@ extension ObjectContext {
     /// Writes every change in one transaction. Throws `ContextError.optimisticLockingConflict` (writing nothing)
     /// when a row changed in the store since this context read it.
     public func save() throws(ContextError) {
+        closeUndoGroup()
         processPendingChanges()
         guard hasChanges else { return }
         try validateForSave()
@@ -92,12 +93,15 @@ extension ObjectContext {
         let insertedCount = inserted.count
         inserted = []
         registerSavedObjects()
+        // The steps describe unsaved changes that are now in the store.
+        removeAllUndoActions()
         coordinator.events.emit(.save(SaveEvent(inserted: insertedCount, updated: updated.count, deleted: deleted.count,
                                                 statements: statements, duration: ContinuousClock.now - start, succeeded: true)), context: id)
     }
 
     /// Discards every unsaved change: inserted objects go, edits and deletions are undone.
     public func rollback() {
+        removeAllUndoActions()
         for object in insertedList {
             object.isDeletedFlag = true
             object.attributeChanges.removeAll()
@@ -135,6 +139,7 @@ extension ObjectContext {
 
     /// Forgets every object and change: the context is as new.
     public func reset() {
+        removeAllUndoActions()
         for object in registeredObjects {
             object.snapshot = nil
             object.attributeChanges.removeAll()

@@ -34,6 +34,8 @@ public final class ObjectContext {
     public var faultBatchSize = 0
     /// Per-relationship overrides of `faultBatchSize`, by "Entity.relationship".
     var relationshipFaultBatchSizes: [String: Int] = [:]
+    /// Undo and redo steps, when `undoLevels` > 0.
+    var undoHistory: UndoHistory?
     /// What the last save deleted and nullified (nil when it deleted nothing).
     public internal(set) var lastDeletion: DeletionPlan?
     /// Sibling lists for batched faults, by member.
@@ -76,6 +78,7 @@ public final class ObjectContext {
 
     func insert(_ mapping: EntityMapping) -> ManagedObject {
         precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(mapping.name)'")
+        if undoHistory != nil { noteUndoableChange() }
         let object = mapping.objectClass.init(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
         object.isInsertedFlag = true
         // Shared until first set: copy-on-write gives the object its own row then.
@@ -233,6 +236,7 @@ public final class ObjectContext {
 
     /// Records that `object` is about to change, holding it strongly until saved.
     func willChange(_ object: ManagedObject) {
+        if undoHistory != nil { noteUndoableChange() }
         // An inserted object is held by `insertedList` already.
         guard !object.isInsertedFlag, !object.isTrackedAsChanged else { return }
         object.isTrackedAsChanged = true
