@@ -20,14 +20,21 @@ struct DeletionPlanner {
         let updatedRoot: Int?
     }
 
+    typealias Execute = (_ sql: String, _ arguments: [AttributeValue]) throws -> Int
+
     let coordinator: PersistentStoreCoordinator
     let query: Query
+    /// Runs a statement that changes rows and returns how many it changed (a save's runner); nil for a preview.
+    let execute: Execute?
     /// Rows to delete: table (by its root entity's number) → primary key → the row's entity number.
     private(set) var doomed: [Int: [Int64: Int]] = [:]
+    /// `doomed`'s keys per table as JSON, made once the closure is complete (every step binds them).
+    private var doomedJSON: [Int: AttributeValue] = [:]
 
-    init(coordinator: PersistentStoreCoordinator, query: @escaping Query) {
+    init(coordinator: PersistentStoreCoordinator, query: @escaping Query, execute: Execute? = nil) {
         self.coordinator = coordinator
         self.query = query
+        self.execute = execute
     }
 
     static let inKeys = "IN (SELECT value FROM json_each(?))"
@@ -79,7 +86,12 @@ struct DeletionPlanner {
 
     /// The doomed keys of a table, as one JSON value.
     func doomedKeys(root: Int) -> AttributeValue {
-        Self.json((doomed[root] ?? [:]).keys.sorted())
+        doomedJSON[root] ?? Self.json((doomed[root] ?? [:]).keys.sorted())
+    }
+
+    /// Makes each table's key list once, after the closure.
+    private mutating func freezeKeys() {
+        doomedJSON = doomed.mapValues { Self.json($0.keys.sorted()) }
     }
 
     private func cascadeDestinations(of mapping: EntityMapping, _ keys: [Int64]) throws -> [ObjectID] {
@@ -248,6 +260,7 @@ struct DeletionPlanner {
     /// The plan for deleting `roots`, changing nothing.
     mutating func preview(_ roots: [ObjectID]) throws -> DeletionPlan {
         try close(over: roots)
+        freezeKeys()
         var plan = DeletionPlan(deleted: deletedCounts(), denied: try blockers())
         for step in nullifySteps() {
             guard let key = step.key else { continue }
@@ -268,6 +281,7 @@ struct DeletionPlanner {
     /// the plan with its blockers and changes nothing.
     mutating func carryOut(_ roots: [ObjectID]) throws -> Outcome {
         try close(over: roots)
+        freezeKeys()
         var outcome = Outcome(plan: DeletionPlan(deleted: deletedCounts(), denied: try blockers()))
         guard !outcome.plan.isDenied else { return outcome }
         for step in nullifySteps() {
@@ -279,15 +293,23 @@ struct DeletionPlanner {
                 }
             } else {
                 if step.key != nil { try query(step.countSQL, step.arguments) { count = Int(SQLiteValues.int64($0, 0)) } }
-                if !step.applySQL.isEmpty { try query(step.applySQL, step.arguments) { _ in } }
+                if !step.applySQL.isEmpty { _ = try change(step.applySQL, step.arguments) }
             }
             if let key = step.key, count > 0 { outcome.plan.nullified[key, default: 0] += count }
         }
         for root in doomed.keys.sorted() {
             let table = coordinator.mapping(forEntityNumber: root).table
-            try query("DELETE FROM \(table) WHERE Z_PK \(Self.inKeys)", [doomedKeys(root: root)]) { _ in }
+            _ = try change("DELETE FROM \(table) WHERE Z_PK \(Self.inKeys)", [doomedKeys(root: root)])
         }
         return outcome
+    }
+
+    /// A statement that changes rows, through the save's runner (so it is reported with the rows it changed).
+    private func change(_ sql: String, _ arguments: [AttributeValue]) throws -> Int {
+        if let execute { return try execute(sql, arguments) }
+        var rows = 0
+        try query(sql, arguments) { _ in rows += 1 }
+        return rows
     }
 
     private func deletedCounts() -> [String: Int] {

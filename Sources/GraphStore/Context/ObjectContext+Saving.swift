@@ -41,9 +41,9 @@ extension ObjectContext {
                 var doomed = Set<ObjectID>()
                 var cleared = Set<ObjectID>()
                 if !deleted.isEmpty {
-                    var planner = DeletionPlanner(coordinator: coordinator) { sql, arguments, row in
+                    var planner = DeletionPlanner(coordinator: coordinator, query: { sql, arguments, row in
                         try counted.query(sql, arguments, row: row)
-                    }
+                    }, execute: { sql, arguments in try counted.execute(sql, arguments) })
                     let outcome = try planner.carryOut(deleted.map(\.objectID))
                     if outcome.plan.isDenied { throw ContextError.deleteDenied(outcome.plan.denied) }
                     deletion = (outcome, planner.doomedIDs)
