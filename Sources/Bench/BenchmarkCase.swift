@@ -1,4 +1,5 @@
 import Foundation
+import GraphStore
 
 /// Why a benchmark case could not give a trustworthy figure: a setup step failed, or the variants did not do the
 /// same work (their outputs or their statement counts are not what the case expects).
@@ -48,6 +49,9 @@ struct RunOutcome {
     /// result in batches and must keep memory flat.
     var residentAfterFirstBatch: Int? = nil
     var residentAfterLastBatch: Int? = nil
+    /// This process's resident memory just before the timed work, for a case that resets the peak there and reports
+    /// how far the work raised it (`peakResidentBytes` minus this).
+    var residentBefore: Int? = nil
 }
 
 /// One way of doing a case's work. `run` does its untimed setup, calls `stopwatch.time` once around the work that
@@ -65,8 +69,10 @@ enum BenchmarkGoal {
     case microsecondsPerOperationAtMost(Double, operations: Int)
     /// `ratio` at most `limit`, and the first variant's peak memory (largest over its runs) under `megabytes` MB.
     case ratioAndPeakMemoryAtMost(Double, megabytes: Double)
-    /// `ratio` at most `limit`, and the first variant at least `factor` times faster (by median) than `variant`.
-    case ratioAtMostAndFasterThan(Double, variant: String, factor: Double)
+    /// `ratio` at most `limit`, and the first variant at least `factor` times faster (by median) than `variant`; with
+    /// `peakGrowthMegabytes`, also the first variant's peak memory growth (peak during a run less the resident
+    /// memory before it, the largest over its runs) under that many MB.
+    case ratioAtMostAndFasterThan(Double, variant: String, factor: Double, peakGrowthMegabytes: Double? = nil)
     /// `ratio` at most `limit`, and the first variant's resident memory after its last batch less than `megabytes`
     /// MB above what it was after its first (the largest growth over its runs).
     case ratioAndMemoryGrowthAtMost(Double, megabytes: Double)
@@ -87,6 +93,8 @@ struct PreparedCase {
     var expectedChecksum: Int64? = nil
     /// Rows each run writes, for a case whose figure of merit is rows per second.
     var rows: Int? = nil
+    /// For a case that deletes: what each run's delete takes with it (checked by the case on every run).
+    var deletion: DeletionPlan? = nil
 }
 
 /// The cases `faultline bench` knows, in the order they run by default.
@@ -98,4 +106,5 @@ public enum BenchmarkCaseName: String, CaseIterable, Sendable {
     case fixtureGenerate = "fixture-generate"
     case chatList = "chat-list"
     case chatListScroll = "chat-list-scroll"
+    case cascadeDelete = "cascade-delete"
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GraphStore
 
 /// Every case's figures, printable as a table for people or as JSON for scripts.
 public struct BenchmarkReport: Sendable {
@@ -22,8 +23,10 @@ public struct BenchmarkReport: Sendable {
     /// "target":"…","met":…}],"build":"…","quick":…}`; `ms` is the median. A case whose target is a time per
     /// fault also carries `usPerFault`; one that writes rows carries `rows`, and `rowsPerSecond` per variant; a
     /// variant whose peak memory was measured carries `peakMB` (10^6 bytes); one that walks a result in batches
-    /// carries `rssFirstBatchMB` and `rssLastBatchMB`. A case whose target includes beating another variant carries
-    /// `speedup` (that variant's median over the first's) and `speedupOver` (its name).
+    /// carries `rssFirstBatchMB` and `rssLastBatchMB`; one that notes its memory before its work carries
+    /// `peakGrowthMB` (how far the peak rose above it). A case whose target includes beating another variant carries
+    /// `speedup` (that variant's median over the first's) and `speedupOver` (its name). A case that deletes carries
+    /// `deleted` (objects per entity) and `nullified` (references surviving objects lost, per relationship).
     public func json() -> String {
         let caseTexts = cases.map { result -> String in
             let variantTexts = result.variants.map { variant in
@@ -31,6 +34,7 @@ public struct BenchmarkReport: Sendable {
                     + "\"maxMs\":\(Self.number(variant.maxMs)),\"statements\":\(variant.statements)"
                 if let rate = result.rowsPerSecond(variant) { fields += ",\"rowsPerSecond\":\(Self.number(rate.rounded()))" }
                 if let peak = variant.peakMegabytes { fields += ",\"peakMB\":\(Self.number(peak))" }
+                if let growth = variant.peakGrowthMegabytes { fields += ",\"peakGrowthMB\":\(Self.number(growth))" }
                 if let first = variant.firstBatchMegabytes, let last = variant.lastBatchMegabytes {
                     fields += ",\"rssFirstBatchMB\":\(Self.number(first)),\"rssLastBatchMB\":\(Self.number(last))"
                 }
@@ -53,6 +57,10 @@ public struct BenchmarkReport: Sendable {
                 fields.append("\"speedup\":\(Self.number(speedup))")
                 fields.append("\"speedupOver\":\(Self.quoted(over))")
             }
+            if let deletion = result.deletion {
+                fields.append("\"deleted\":\(Self.object(deletion.deleted))")
+                fields.append("\"nullified\":\(Self.object(deletion.nullified))")
+            }
             return "{\(fields.joined(separator: ","))}"
         }
         return "{\"cases\":[\(caseTexts.joined(separator: ","))],\"build\":\(Self.quoted(build)),\"quick\":\(quick)}"
@@ -65,6 +73,11 @@ public struct BenchmarkReport: Sendable {
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text
+    }
+
+    /// A JSON object of counts, keys sorted.
+    static func object(_ counts: [String: Int]) -> String {
+        "{" + counts.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",") + "}"
     }
 
     static func quoted(_ text: String) -> String {
@@ -91,9 +104,11 @@ public struct BenchmarkReport: Sendable {
         let writesRows = cases.contains { $0.rows != nil }
         let hasPeaks = cases.contains { $0.variants.contains { $0.peakMegabytes != nil } }
         let hasBatchMemory = cases.contains { $0.variants.contains { $0.firstBatchMegabytes != nil } }
+        let hasPeakGrowth = cases.contains { $0.variants.contains { $0.peakGrowthMegabytes != nil } }
         var header = ["case", "variant", "median ms", "min ms", "max ms", "statements"]
         if writesRows { header.append("rows/s") }
         if hasPeaks { header.append("peak MB") }
+        if hasPeakGrowth { header.append("peak growth MB") }
         if hasBatchMemory { header.append("RSS first→last batch MB") }
         header += ["ratio", "target", "met"]
         var rows: [[String]] = [header]
@@ -117,6 +132,7 @@ public struct BenchmarkReport: Sendable {
                 ]
                 if writesRows { row.append(result.rowsPerSecond(variant).map { String(format: "%.0f", $0) } ?? "") }
                 if hasPeaks { row.append(variant.peakMegabytes.map { String(format: "%.1f", $0) } ?? "") }
+                if hasPeakGrowth { row.append(variant.peakGrowthMegabytes.map { String(format: "%+.1f", $0) } ?? "") }
                 if hasBatchMemory {
                     if let first = variant.firstBatchMegabytes, let last = variant.lastBatchMegabytes {
                         row.append(String(format: "%.1f → %.1f (%+.1f)", first, last, last - first))
@@ -146,6 +162,14 @@ public struct BenchmarkReport: Sendable {
             lines.append(line)
         }
         lines.append("")
+        for result in cases {
+            guard let deletion = result.deletion else { continue }
+            func listed(_ counts: [String: Int]) -> String {
+                counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            }
+            lines.append("\(result.name): each run deletes \(listed(deletion.deleted)); references cleared: \(listed(deletion.nullified))")
+        }
+        if cases.contains(where: { $0.deletion != nil }) { lines.append("") }
         let missed = cases.filter { !$0.met }.map(\.name)
         lines.append(missed.isEmpty ? "all targets met" : "targets missed: \(missed.joined(separator: ", "))")
         return lines.joined(separator: "\n") + "\n"

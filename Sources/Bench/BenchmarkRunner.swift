@@ -39,12 +39,14 @@ public struct BenchmarkRunner {
             let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick, opened: opened) }
             let fixtureCase = FixtureCase(folder: folder, quick: quick, executable: executable)
             let chatList = ChatListCases(folder: folder, quick: quick, opened: opened)
+            let cascadeDelete = CascadeDeleteCase(folder: folder, quick: quick, opened: opened)
             for name in selected {
                 progress("\(name.rawValue): preparing")
                 let prepared = try Self.describingFailures(name.rawValue) {
                     switch name {
                     case .fixtureGenerate: try fixtureCase.prepare()
                     case .chatList, .chatListScroll: try chatList.prepare(name)
+                    case .cascadeDelete: try cascadeDelete.prepare()
                     default: try cases.prepare(name)
                     }
                 }
@@ -92,6 +94,8 @@ public struct BenchmarkRunner {
         var peaks: [Int?] = Array(repeating: nil, count: variants.count)
         // Per variant, the run whose resident memory grew most from its first batch to its last.
         var growths: [(first: Int, last: Int)?] = Array(repeating: nil, count: variants.count)
+        // Per variant, the most its peak rose above the resident memory before its work, over its runs.
+        var peakGrowths: [Int?] = Array(repeating: nil, count: variants.count)
         for _ in 0..<(prepared.runs ?? runs) {
             for (index, variant) in variants.enumerated() {
                 let (elapsed, outcome) = try runOnce(variant)
@@ -104,6 +108,9 @@ public struct BenchmarkRunner {
                 }
                 statements[index] = outcome.statements
                 if let peak = outcome.peakResidentBytes { peaks[index] = max(peaks[index] ?? 0, peak) }
+                if let peak = outcome.peakResidentBytes, let before = outcome.residentBefore {
+                    peakGrowths[index] = max(peakGrowths[index] ?? .min, peak - before)
+                }
                 if let first = outcome.residentAfterFirstBatch, let last = outcome.residentAfterLastBatch,
                    growths[index].map({ last - first > $0.last - $0.first }) ?? true {
                     growths[index] = (first, last)
@@ -116,7 +123,8 @@ public struct BenchmarkRunner {
             VariantResult(name: variants[index].name, samplesMs: samples[index].map(Self.milliseconds), statements: statements[index] ?? 0,
                           peakMegabytes: peaks[index].map { Double($0) / 1_000_000 },
                           firstBatchMegabytes: growths[index].map { Double($0.first) / 1_000_000 },
-                          lastBatchMegabytes: growths[index].map { Double($0.last) / 1_000_000 })
+                          lastBatchMegabytes: growths[index].map { Double($0.last) / 1_000_000 },
+                          peakGrowthMegabytes: peakGrowths[index].map { Double($0) / 1_000_000 })
         }
         let ratio = figures[0].medianMs / max(figures[1].medianMs, .leastNonzeroMagnitude)
         let met: Bool
@@ -134,13 +142,20 @@ public struct BenchmarkRunner {
                 throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its peak memory")
             }
             met = ratio <= limit && peak < megabytes
-        case .ratioAtMostAndFasterThan(let limit, let name, let factor):
+        case .ratioAtMostAndFasterThan(let limit, let name, let factor, let growthLimit):
             guard let slower = figures.first(where: { $0.name == name }) else {
                 preconditionFailure("\(prepared.name) has no variant \(name) to compare with")
             }
             let times = slower.medianMs / max(figures[0].medianMs, .leastNonzeroMagnitude)
             speedup = (name, times)
-            met = ratio <= limit && times >= factor
+            var grewLittle = true
+            if let growthLimit {
+                guard let growth = figures[0].peakGrowthMegabytes else {
+                    throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report how far its peak memory rose")
+                }
+                grewLittle = growth < growthLimit
+            }
+            met = ratio <= limit && times >= factor && grewLittle
         case .ratioAndMemoryGrowthAtMost(let limit, let megabytes):
             guard let first = figures[0].firstBatchMegabytes, let last = figures[0].lastBatchMegabytes else {
                 throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its resident memory")
@@ -149,7 +164,7 @@ public struct BenchmarkRunner {
         }
         return CaseResult(name: prepared.name, variants: figures, ratio: ratio, target: prepared.target, met: met,
                           microsecondsPerOperation: microsecondsPerOperation, rows: prepared.rows,
-                          speedupOver: speedup?.over, speedup: speedup?.times)
+                          speedupOver: speedup?.over, speedup: speedup?.times, deletion: prepared.deletion)
     }
 
     /// Runs `work`, turning any failure into a `BenchmarkError` that names `scope`.
@@ -182,6 +197,9 @@ public struct VariantResult: Sendable {
     /// the last, in MB, from the run where it grew most.
     public let firstBatchMegabytes: Double?
     public let lastBatchMegabytes: Double?
+    /// For a variant that notes its resident memory before its work: how far the peak during a run rose above it,
+    /// in MB, the largest over the runs.
+    public let peakGrowthMegabytes: Double?
 
     public var medianMs: Double {
         let sorted = samplesMs.sorted()
@@ -209,6 +227,8 @@ public struct CaseResult: Sendable {
     /// first variant's is.
     public let speedupOver: String?
     public let speedup: Double?
+    /// For a case that deletes: what each run deleted, per entity, and the references surviving rows lost.
+    public let deletion: DeletionPlan?
 
     /// Rows per second of each variant's median run, for cases that write rows.
     public func rowsPerSecond(_ variant: VariantResult) -> Double? {

@@ -56,6 +56,7 @@ final class GraphCases {
         case .observerOverhead: try observerOverhead()
         case .fixtureGenerate: preconditionFailure("fixture-generate is a FixtureCase")
         case .chatList, .chatListScroll: preconditionFailure("\(name.rawValue) is a ChatListCases case")
+        case .cascadeDelete: preconditionFailure("cascade-delete is a CascadeDeleteCase")
         }
     }
 

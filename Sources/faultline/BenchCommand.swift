@@ -7,7 +7,7 @@ import GraphStore
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Time faults, saves, event observers and chat-list fetches against the raw SQLite C API doing the same work.",
+        abstract: "Time faults, saves, event observers, chat-list fetches and a cascading delete against the raw SQLite C API doing the same work.",
         discussion: """
             Each case runs its variants once to warm up (checking that they agree on the result), then several \
             times each, interleaved: 5 runs, or 2 with --quick (which also uses 10,000 rows instead of 100,000). \
@@ -18,8 +18,12 @@ struct BenchCommand: ParsableCommand {
             --quick): chat-list times the first 30 rows of the chat list four ways (tuned Faultline, the raw \
             JOIN, Core Data's tuned way, Core Data's defaults), 21 runs each (5 with --quick); chat-list-scroll \
             scrolls the whole list in batches of 20 and reports resident memory after the first and the last \
-            batch. Stores are built in a temporary folder and removed afterwards. Build with -c release for \
-            figures that mean anything.
+            batch. cascade-delete deletes a chat of 100,000 messages (10,000 with --quick) with its members, \
+            reactions, attachments and links, and saves, three ways (Faultline's delete, Core Data's \
+            object-by-object propagation, hand-written SQL), each on a fresh copy of a prepared store, 3 runs (2 with \
+            --quick); the stores left must be identical, and it reports how far each variant's peak memory rose. \
+            Stores are built in a temporary folder and removed afterwards. Build with -c release for figures that \
+            mean anything.
 
             Cases: \(BenchmarkCaseName.allCases.map(\.rawValue).joined(separator: ", ")).
             """

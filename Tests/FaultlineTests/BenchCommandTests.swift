@@ -113,6 +113,51 @@ import Testing
         }
     }
 
+    /// `cascade-delete` on the quick fixture (a chat of 10,000 messages): the three variants left the same rows (the
+    /// runner compares the stores' fingerprints), Faultline in a few dozen set-based statements, the object-by-object
+    /// delete with a fault per object and per to-many, and each variant says how far its memory rose.
+    @Test func cascadeDeleteComparesThreeWaysOfDeletingOneChat() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "cascade-delete"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let cases = try #require(object["cases"] as? [[String: Any]])
+        #expect(cases.count == 1)
+        let entry = try #require(cases.first)
+        #expect(entry["name"] as? String == "cascade-delete")
+        #expect(entry["speedupOver"] as? String == "object-by-object")
+        #expect((entry["speedup"] as? Double).map { $0 > 0 } == true)
+        #expect(entry["met"] is Bool)
+
+        let variants = try #require(entry["variants"] as? [String: [String: Any]])
+        #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "object-by-object"])
+        for (name, figures) in variants {
+            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "peakGrowthMB"], "\(name)")
+            let peak = try #require(figures["peakMB"] as? Double)
+            let growth = try #require(figures["peakGrowthMB"] as? Double)
+            #expect(peak > 1 && growth >= 0 && growth < peak, "\(name): peak \(peak) MB, growth \(growth) MB")
+        }
+        let statements = try variants.mapValues { try #require($0["statements"] as? Int) }
+        // The raw peer's hand-written statements: clear four kinds of reference, remove three kinds of link, delete
+        // five tables' rows.
+        #expect(statements["raw-sqlite"] == 12)
+        let faultline = try #require(statements["faultline"])
+        #expect(faultline > 12 && faultline <= 40, "faultline ran \(faultline) statements")
+        // Object by object: a fault per message, reaction, attachment and member, and five to-many faults per message.
+        let byObject = try #require(statements["object-by-object"])
+        #expect(byObject > 6 * 10_000, "object-by-object ran \(byObject) statements")
+
+        let deleted = try #require(entry["deleted"] as? [String: Int])
+        #expect(deleted["Message"] == 10_000)
+        #expect(deleted["GroupChat"] == 1)
+        #expect((deleted["ChatMember"] ?? 0) > 2 && (deleted["Reaction"] ?? 0) > 0 && (deleted["Attachment"] ?? 0) > 0)
+        let nullified = try #require(entry["nullified"] as? [String: Int])
+        // Preparation made 100 messages of other chats replies to the chat's, and read receipts on its latest 100.
+        #expect(nullified["Message.replyTo"] == 100)
+        #expect((nullified["Message.forwardedFrom"] ?? 0) > 0)
+        #expect((nullified["User.readMessages"] ?? 0) > 100)
+        #expect(nullified["User.sentMessages"] == 10_000)
+    }
+
     @Test func unknownCaseIsOneErrorLine() throws {
         let result = try FaultlineBinary.run(["bench", "--quick", "--case", "fault-from-cache", "--case", "no-such-case"])
         #expect(result.status == 1)
@@ -125,7 +170,7 @@ import Testing
     @Test func helpListsTheCases() throws {
         let result = try FaultlineBinary.run(["bench", "--help"])
         #expect(result.status == 0)
-        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate", "chat-list", "chat-list-scroll"] {
+        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate", "chat-list", "chat-list-scroll", "cascade-delete"] {
             #expect(result.stdout.contains(name), "help does not mention \(name)")
         }
     }
