@@ -328,41 +328,25 @@ struct CascadeNames {
     let chatFolders: (table: String, chat: String)
 
     init(model: ObjectModel) throws {
-        let schema = StoreSchema(model: model)
-        func table(_ entity: String) throws -> String {
-            guard let table = schema.table(for: entity) else { throw BenchmarkError("the schema has no table for \(entity)") }
-            return table.name
-        }
-        func foreignKey(_ relationship: String, of entity: String) throws -> (column: String, entityColumn: String?) {
-            guard case .foreignKey(let column, let entityColumn, _)? = schema.storage(forRelationship: relationship, of: entity) else {
-                throw BenchmarkError("the schema keeps \(entity).\(relationship) in no foreign key column")
-            }
-            return (column, entityColumn)
-        }
-        func joinTable(_ relationship: String, of entity: String) throws -> (String, String) {
-            guard case .joinTable(let table, let source, _, _, _)? = schema.storage(forRelationship: relationship, of: entity) else {
-                throw BenchmarkError("the schema keeps \(entity).\(relationship) in no join table")
-            }
-            return (table, source)
-        }
-        chatTable = try table("Chat")
-        chatLastMessage = try foreignKey("lastMessage", of: "Chat").column
-        memberTable = try table("ChatMember")
-        memberChat = try foreignKey("chat", of: "ChatMember").column
-        memberUser = try foreignKey("user", of: "ChatMember").column
-        messageTable = try table("Message")
-        messageChat = try foreignKey("chat", of: "Message").column
-        replyTo = try foreignKey("replyTo", of: "Message").column
-        forwardedFrom = try foreignKey("forwardedFrom", of: "Message").column
-        (lastMessageOf, lastMessageOfEntity) = try foreignKey("lastMessageOf", of: "Message")
-        reactionTable = try table("Reaction")
-        reactionMessage = try foreignKey("message", of: "Reaction").column
-        attachmentTable = try table("Attachment")
-        attachmentMessage = try foreignKey("message", of: "Attachment").column
-        folderTable = try table("Folder")
-        readBy = try joinTable("readBy", of: "Message")
-        mentions = try joinTable("mentions", of: "Message")
-        chatFolders = try joinTable("folders", of: "Chat")
+        let names = SchemaNames(model)
+        chatTable = try names.table("Chat")
+        chatLastMessage = try names.foreignKey("lastMessage", of: "Chat").column
+        memberTable = try names.table("ChatMember")
+        memberChat = try names.foreignKey("chat", of: "ChatMember").column
+        memberUser = try names.foreignKey("user", of: "ChatMember").column
+        messageTable = try names.table("Message")
+        messageChat = try names.foreignKey("chat", of: "Message").column
+        replyTo = try names.foreignKey("replyTo", of: "Message").column
+        forwardedFrom = try names.foreignKey("forwardedFrom", of: "Message").column
+        (lastMessageOf, lastMessageOfEntity) = try names.foreignKey("lastMessageOf", of: "Message")
+        reactionTable = try names.table("Reaction")
+        reactionMessage = try names.foreignKey("message", of: "Reaction").column
+        attachmentTable = try names.table("Attachment")
+        attachmentMessage = try names.foreignKey("message", of: "Attachment").column
+        folderTable = try names.table("Folder")
+        readBy = try names.joinTable("readBy", of: "Message")
+        mentions = try names.joinTable("mentions", of: "Message")
+        chatFolders = try names.joinTable("folders", of: "Chat")
     }
 
     /// The chat's messages, for `IN`; the chat's key is bound as ?1.

@@ -370,33 +370,22 @@ struct ChatListColumns {
     let name: String
 
     init(model: ObjectModel) throws {
-        let schema = StoreSchema(model: model)
-        func column(_ attribute: String, of entity: String) throws -> String {
-            guard let column = schema.column(forAttribute: attribute, of: entity) else {
-                throw BenchmarkError("the schema has no column for \(entity).\(attribute)")
-            }
-            return column
-        }
-        func foreignKey(_ relationship: String, of entity: String) throws -> String {
-            guard case .foreignKey(let column, _, _)? = schema.storage(forRelationship: relationship, of: entity) else {
-                throw BenchmarkError("the schema keeps \(entity).\(relationship) in no foreign key column")
-            }
-            return column
-        }
+        let names = SchemaNames(model)
+        let schema = names.schema
         guard let chats = schema.table(for: "Chat"), let messages = schema.table(for: "Message"), let users = schema.table(for: "User") else {
             throw BenchmarkError("the chat model did not produce the expected tables")
         }
         chatTable = chats.name
         messageTable = messages.name
         userTable = users.name
-        title = try column("title", of: "Chat")
-        membersCount = try column("membersCount", of: "Chat")
-        isPinned = try column("isPinned", of: "Chat")
-        lastMessageAt = try column("lastMessageAt", of: "Chat")
-        lastMessage = try foreignKey("lastMessage", of: "Chat")
-        text = try column("text", of: "Message")
-        sender = try foreignKey("sender", of: "Message")
-        name = try column("name", of: "User")
+        title = try names.column("title", of: "Chat")
+        membersCount = try names.column("membersCount", of: "Chat")
+        isPinned = try names.column("isPinned", of: "Chat")
+        lastMessageAt = try names.column("lastMessageAt", of: "Chat")
+        lastMessage = try names.foreignKey("lastMessage", of: "Chat").column
+        text = try names.column("text", of: "Message")
+        sender = try names.foreignKey("sender", of: "Message").column
+        name = try names.column("name", of: "User")
     }
 
     private var rowList: String { "c.\(title), c.\(membersCount), m.\(text), u.\(name)" }

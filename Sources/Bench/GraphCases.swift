@@ -374,28 +374,23 @@ struct ItemColumns {
     static let scoreOffset = 3
 
     init(model: ObjectModel) throws {
-        let schema = StoreSchema(model: model)
-        func column(_ attribute: String, of entity: String) throws -> String {
-            guard let column = schema.column(forAttribute: attribute, of: entity) else {
-                throw BenchmarkError("the schema has no column for \(entity).\(attribute)")
-            }
-            return column
-        }
+        let names = SchemaNames(model)
+        let schema = names.schema
         guard let items = schema.table(for: "Item"), let groups = schema.table(for: "Group"),
               let item = model.entity(named: "Item"), let groupEntity = model.entity(named: "Group"),
               case .foreignKey(let groupColumn, _, _)? = schema.storage(forRelationship: "group", of: "Item") else {
             throw BenchmarkError("the benchmark model did not produce the expected tables")
         }
         table = items.name
-        name = try column("name", of: "Item")
-        score = try column("score", of: "Item")
-        createdAt = try column("createdAt", of: "Item")
-        payload = try column("payload", of: "Item")
-        flag = try column("flag", of: "Item")
+        name = try names.column("name", of: "Item")
+        score = try names.column("score", of: "Item")
+        createdAt = try names.column("createdAt", of: "Item")
+        payload = try names.column("payload", of: "Item")
+        flag = try names.column("flag", of: "Item")
         group = groupColumn
         itemEntityNumber = item.number
         groupTable = groups.name
-        groupTitle = try column("title", of: "Group")
+        groupTitle = try names.column("title", of: "Group")
         groupEntityNumber = groupEntity.number
     }
 
