@@ -105,7 +105,7 @@ import Testing
     }
 
     @discardableResult
-    private static func make(_ context: ObjectContext, _ entity: String, _ name: String, _ named: inout [String: ManagedObject]) -> ManagedObject {
+    static func make(_ context: ObjectContext, _ entity: String, _ name: String, _ named: inout [String: ManagedObject]) -> ManagedObject {
         let object = context.insert(entity)
         if let key = ["Folder": "name", "Item": "name", "Person": "name", "Tag": "name", "Note": "text", "Log": "text", "Badge": "label"][entity] {
             object.setValue(name, forKey: key)

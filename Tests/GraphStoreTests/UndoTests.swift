@@ -100,14 +100,19 @@ import Testing
         #expect(chats[3].value(forKey: "title") as? String != "Four")
     }
 
-    @Test func aSaveOrRollbackClearsTheSteps() throws {
+    @Test func aSaveMakesTheUnsavedStepsOneAndRollbackClearsThem() throws {
         let (_, context, chats) = try store()
         context.undoGroup(named: "Rename") { chats[0].setValue("Ferries", forKey: "title") }
+        context.undoGroup(named: "Rename more") { chats[1].setValue("Rafts", forKey: "title") }
+        context.undo()
+        #expect(context.canRedo)
         try context.save()
-        #expect(!context.canUndo && !context.canRedo)
-        context.undoGroup(named: "Rename again") { chats[0].setValue("Rafts", forKey: "title") }
+        // One saved step, named after the latest group kept; the redo step described unsaved changes and is gone.
+        #expect(context.canUndo && context.undoActionName == "Rename" && !context.canRedo)
+        context.undo()
+        #expect(context.pendingUndoNames == ["Rename"])
         context.rollback()
-        #expect(!context.canUndo)
+        #expect(!context.canUndo && !context.hasChanges)
         #expect(chats[0].value(forKey: "title") as? String == "Ferries")
     }
 

@@ -60,14 +60,17 @@ extension ObjectContext {
 
     /// After a save's set-based delete: every deleted object this context holds is marked deleted and forgotten,
     /// rows whose keys were cleared are read again on next access, and loaded to-manys drop deleted members.
-    func didDelete(_ outcome: DeletionPlanner.Outcome, doomed: [ObjectID]) {
+    @discardableResult
+    func didDelete(_ outcome: DeletionPlanner.Outcome, doomed: [ObjectID]) -> [ManagedObject] {
         coordinator.rowCache.remove(contentsOf: doomed)
         coordinator.rowCache.remove(contentsOf: outcome.clearedRows)
         let gone = Set(doomed)
+        var marked: [ManagedObject] = []
         for id in doomed {
             guard let object = registry[id]?.object else { continue }
             object.isDeletedFlag = true
             unregister(id)
+            marked.append(object)
         }
         for id in outcome.clearedRows {
             guard let object = registry[id]?.object, !object.hasChanges else { continue }
@@ -81,5 +84,33 @@ extension ObjectContext {
                 }
             }
         }
+        return marked
+    }
+
+    /// After a save that wrote back undone steps: rows it removed take their objects with them (returned, so that a
+    /// redo can bring the same objects back), objects of rows it restored live again, and every object re-reads its
+    /// row (the write-back changed rows set-based, and derived values with them; the shared row cache is emptied).
+    func didReverse(_ reversed: [(PendingReversal, UndoJournal.Reversal)]) -> [ManagedObject] {
+        var removed: [ManagedObject] = []
+        for (reversal, outcome) in reversed {
+            for id in outcome.removed {
+                guard let object = registry[id]?.object else { continue }
+                object.isDeletedFlag = true
+                unregister(id)
+                removed.append(object)
+            }
+            let restored = Set(outcome.restored)
+            for object in reversal.changes.deletedObjects where restored.contains(object.objectID) {
+                object.isDeletedFlag = false
+                object.faultError = nil
+                if registry[object.objectID] == nil { register(object) }
+            }
+        }
+        coordinator.rowCache.removeAll()
+        for entry in registry.values {
+            entry.object.snapshot = nil
+            entry.object.toManyStates.removeAll()
+        }
+        return removed
     }
 }

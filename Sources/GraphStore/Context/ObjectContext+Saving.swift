@@ -24,9 +24,32 @@ extension ObjectContext {
         var updatedSnapshots: [RowSnapshot] = []
         var conflicts: [ObjectID] = []
         var deletion: (outcome: DeletionPlanner.Outcome, doomed: [ObjectID])?
+        // With undo on, the journal records what this save changes, so that undo can reverse it later.
+        let records = undoHistory != nil
+        let journal = coordinator.undoJournal
+        let step = records ? journal.makeStep() : 0
+        var touched: [Int] = []
+        let reversals = pendingReversals
+        let onlyReversals = !reversals.isEmpty && inserted.isEmpty && deleted.isEmpty && linkChanges.isEmpty
+            && !changedObjects.values.contains(where: \.hasChanges)
+        var reversed: [(PendingReversal, UndoJournal.Reversal)] = []
         do {
+            if records { try journal.install(on: coordinator) }
             try coordinator.write { db in
                 let counted = CountingRunner(coordinator: coordinator, db: db, context: id)
+                if records { try journal.begin(step) { sql, arguments in try counted.execute(sql, arguments) } }
+                // Undone saved steps first: later changes in this save apply on top of what they write back.
+                for reversal in reversals {
+                    let outcome = try journal.reverse(reversal.changes.step, touched: reversal.changes.tables, current: step) { sql, arguments, row in
+                        try counted.query(sql, arguments, row: row)
+                    }
+                    if !outcome.conflicts.isEmpty {
+                        conflicts = outcome.conflicts
+                        throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
+                    }
+                    reversed.append((reversal, outcome))
+                }
+                let rewritten = reversed.isEmpty ? [] : Set(reversed.flatMap(\.1.rewritten))
                 permanentIDs = try allocateKeys(for: inserted, runner: counted)
                 func resolve(_ id: ObjectID?) -> ObjectID? {
                     guard let id, id.isTemporary else { return id }
@@ -59,7 +82,8 @@ extension ObjectContext {
                 // skipped; rows whose keys it cleared are one version further on.
                 let survivors = doomed.isEmpty ? updated : updated.filter { !doomed.contains($0.objectID) }
                 for object in survivors where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
-                    if let snapshot = try updateRow(object, versionsAhead: cleared.contains(object.objectID) ? 1 : 0, resolve: resolve, runner: counted) {
+                    let versionsAhead = (cleared.contains(object.objectID) ? 1 : 0) + (rewritten.contains(object.objectID) ? 1 : 0)
+                    if let snapshot = try updateRow(object, versionsAhead: Int64(versionsAhead), resolve: resolve, runner: counted) {
                         updatedSnapshots.append(snapshot)
                     } else {
                         conflicts.append(object.objectID)
@@ -71,6 +95,7 @@ extension ObjectContext {
                 try writeLinks(resolve: resolve, skipping: doomed, runner: counted)
                 try writeOrder(of: inserted, resolve: resolve, runner: counted)
                 try writeOrder(of: survivors, resolve: resolve, runner: counted)
+                if records { touched = try journal.end(step) { sql, arguments, row in try counted.query(sql, arguments, row: row) } }
                 statements = counted.count
             }
         } catch {
@@ -84,8 +109,10 @@ extension ObjectContext {
         }
         didSave(inserted: inserted, insertedSnapshots: insertedSnapshots, updated: updated, updatedSnapshots: updatedSnapshots,
                 deleted: deleted, temporaryIDs: temporaryIDs, permanentIDs: permanentIDs)
+        var deletedObjects = records ? deleted : []
         if let deletion {
-            didDelete(deletion.outcome, doomed: deletion.doomed)
+            let marked = didDelete(deletion.outcome, doomed: deletion.doomed)
+            if records { deletedObjects += marked }
             lastDeletion = deletion.outcome.plan
         } else {
             lastDeletion = nil
@@ -93,8 +120,12 @@ extension ObjectContext {
         let insertedCount = inserted.count
         inserted = []
         registerSavedObjects()
-        // The steps describe unsaved changes that are now in the store.
-        removeAllUndoActions()
+        pendingReversals.removeAll()
+        if !reversed.isEmpty { deletedObjects += didReverse(reversed) }
+        if records {
+            let changes = touched.isEmpty ? nil : SavedChanges(step: step, tables: touched, journal: journal, deletedObjects: deletedObjects)
+            recordSave(changes, reversals: reversals, onlyReversals: onlyReversals)
+        }
         coordinator.events.emit(.save(SaveEvent(inserted: insertedCount, updated: updated.count, deleted: deleted.count,
                                                 statements: statements, duration: ContinuousClock.now - start, succeeded: true)), context: id)
     }
@@ -102,6 +133,7 @@ extension ObjectContext {
     /// Discards every unsaved change: inserted objects go, edits and deletions are undone.
     public func rollback() {
         removeAllUndoActions()
+        pendingReversals.removeAll()
         for object in insertedList {
             object.isDeletedFlag = true
             object.attributeChanges.removeAll()

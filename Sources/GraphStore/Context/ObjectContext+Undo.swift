@@ -1,8 +1,7 @@
 import Collections
 
-/// Undo and redo of unsaved changes, in groups: one user action (an edit, an insert, a whole cascade delete) is one
-/// step. Off by default (`undoLevels` 0), as a Core Data context has no undo manager unless given one; turning it on
-/// costs a copy of the context's pending changes at the start of every group.
+/// Undo and redo, in groups: one user action (an edit, an insert, a whole cascade delete) is one step. Off by default
+/// (`undoLevels` 0), as a Core Data context has no undo manager unless given one.
 ///
 /// ```swift
 /// context.undoLevels = 20
@@ -10,8 +9,11 @@ import Collections
 /// context.undo()          // the title is back; context.canRedo == true, redoActionName == "Rename chat"
 /// ```
 /// Changes made outside an explicit group form an implicit one ("Edit") that the next group, undo, redo or save
-/// closes. A save keeps the steps recorded before it only as far as the store allows: for now the stacks are
-/// cleared by a save (undo after a save is the next step of this work).
+/// closes. Before a save, undo restores the unsaved changes as they were (a copy of them is taken at the start of each
+/// group). A save turns the groups since the previous save into one step kept in the store's undo journal
+/// (`UndoJournal`): undoing it queues the reverse changes, which the next save writes — deleted rows come back with
+/// their keys, values and links, changed rows get their old values, created rows go. Redo after that works the same
+/// way in the other direction.
 extension ObjectContext {
     /// Everything unsaved, as it stood at one moment.
     struct PendingState {
@@ -52,12 +54,34 @@ extension ObjectContext {
         var changed: OrderedDictionary<ObjectID, ManagedObject>
         var states: [ObjectIdentifier: ObjectState]
         var links: OrderedDictionary<LinkKey, Bool>
+        var reversals: [PendingReversal]
     }
 
-    /// One undoable step: its name and the state to go back (or forward) to.
-    struct UndoStep {
+    /// A saved step whose reverse the next save writes.
+    struct PendingReversal {
+        let changes: SavedChanges
         let name: String
-        let state: PendingState
+        /// Whether it came from `redo()` (the step is a save of an undo).
+        let isRedo: Bool
+    }
+
+    /// One step: its name and how to take it back (or put it back).
+    struct UndoStep {
+        enum Action {
+            /// Go back to a state of unsaved changes. `saved`: the saved step whose reversal that state lacks (the
+            /// step was made by undoing or redoing a saved one, which going back puts back on the other stack).
+            case restore(PendingState, saved: SavedChanges?)
+            /// Queue the reverse of a saved step for the next save.
+            case reverse(SavedChanges)
+        }
+
+        let name: String
+        let action: Action
+
+        var isUnsaved: Bool {
+            if case .restore = action { return true }
+            return false
+        }
     }
 
     final class UndoHistory {
@@ -74,6 +98,17 @@ extension ObjectContext {
         func push(_ step: UndoStep) {
             undoSteps.append(step)
             if undoSteps.count > levels { undoSteps.removeFirst(undoSteps.count - levels) }
+        }
+
+        /// Drops the steps about unsaved changes from the top of `steps` (a save makes them stale); the name of the
+        /// latest one.
+        static func dropUnsaved(_ steps: inout [UndoStep]) -> String? {
+            var name: String?
+            while let last = steps.last, last.isUnsaved {
+                name = name ?? last.name
+                steps.removeLast()
+            }
+            return name
         }
     }
 
@@ -131,15 +166,15 @@ extension ObjectContext {
         return try body()
     }
 
-    /// Takes back the last step: the unsaved changes return to what they were before it (objects it inserted are
-    /// gone again, objects it deleted are back, values and relationships as they were).
+    /// Takes back the last step. An unsaved one: the unsaved changes return to what they were before it (objects it
+    /// inserted are gone again, objects it deleted are back, values and relationships as they were). A saved one:
+    /// its reverse is queued, and the next save writes it (`hasChanges` is true until then; objects show the store
+    /// as it is until that save).
     public func undo() {
         guard let undoHistory else { return }
         closeUndoGroup()
         guard let step = undoHistory.undoSteps.popLast() else { return }
-        let current = capturePendingState()
-        restorePendingState(step.state)
-        undoHistory.redoSteps.append(UndoStep(name: step.name, state: current))
+        undoHistory.redoSteps.append(take(step, isRedo: false))
     }
 
     /// Puts back the last step `undo()` took back.
@@ -147,9 +182,43 @@ extension ObjectContext {
         guard let undoHistory else { return }
         closeUndoGroup()
         guard let step = undoHistory.redoSteps.popLast() else { return }
+        undoHistory.push(take(step, isRedo: true))
+    }
+
+    /// The saved steps whose reverse the next save writes, by name, oldest first.
+    public var pendingUndoNames: [String] { pendingReversals.map(\.name) }
+
+    /// Carries out a step; returns the step that takes it back.
+    private func take(_ step: UndoStep, isRedo: Bool) -> UndoStep {
         let current = capturePendingState()
-        restorePendingState(step.state)
-        undoHistory.push(UndoStep(name: step.name, state: current))
+        switch step.action {
+        case .restore(let state, let saved):
+            restorePendingState(state)
+            if let saved { return UndoStep(name: step.name, action: .reverse(saved)) }
+            return UndoStep(name: step.name, action: .restore(current, saved: nil))
+        case .reverse(let saved):
+            pendingReversals.append(PendingReversal(changes: saved, name: step.name, isRedo: isRedo))
+            return UndoStep(name: step.name, action: .restore(current, saved: saved))
+        }
+    }
+
+    /// After a save: the steps about unsaved changes become one saved step (`changes`, nil when the save wrote
+    /// nothing the journal keeps). A save that only wrote the reverse of undone (or redone) saved steps goes on the
+    /// other stack, so that redo (or undo) puts them back.
+    func recordSave(_ changes: SavedChanges?, reversals: [PendingReversal], onlyReversals: Bool) {
+        guard let undoHistory else { return }
+        undoHistory.open = nil
+        if onlyReversals, let direction = reversals.first?.isRedo, reversals.allSatisfy({ $0.isRedo == direction }) {
+            _ = UndoHistory.dropUnsaved(&undoHistory.undoSteps)
+            _ = UndoHistory.dropUnsaved(&undoHistory.redoSteps)
+            guard let changes else { return }
+            let step = UndoStep(name: reversals.last!.name, action: .reverse(changes))
+            if direction { undoHistory.push(step) } else { undoHistory.redoSteps.append(step) }
+        } else {
+            let name = UndoHistory.dropUnsaved(&undoHistory.undoSteps) ?? reversals.last?.name ?? "Edit"
+            undoHistory.redoSteps.removeAll()
+            if let changes { undoHistory.push(UndoStep(name: name, action: .reverse(changes))) }
+        }
     }
 
     public func removeAllUndoActions() {
@@ -170,14 +239,14 @@ extension ObjectContext {
     func closeUndoGroup() {
         guard let undoHistory, let open = undoHistory.open else { return }
         undoHistory.open = nil
-        undoHistory.push(UndoStep(name: open.name, state: open.before))
+        undoHistory.push(UndoStep(name: open.name, action: .restore(open.before, saved: nil)))
     }
 
     private func capturePendingState() -> PendingState {
         var states: [ObjectIdentifier: PendingState.ObjectState] = [:]
         for object in insertedList { states[ObjectIdentifier(object)] = .init(object) }
         for object in changedObjects.values { states[ObjectIdentifier(object)] = .init(object) }
-        return PendingState(inserted: insertedList, changed: changedObjects, states: states, links: linkChanges)
+        return PendingState(inserted: insertedList, changed: changedObjects, states: states, links: linkChanges, reversals: pendingReversals)
     }
 
     private func restorePendingState(_ state: PendingState) {
@@ -205,5 +274,26 @@ extension ObjectContext {
         changedObjects = state.changed
         for object in changedObjects.values { object.isTrackedAsChanged = true }
         linkChanges = state.links
+        pendingReversals = state.reversals
     }
+}
+
+/// A saved step kept in the undo journal. When the last reference goes (the step fell off the stack, or was undone
+/// and written), the journal forgets its rows.
+final class SavedChanges {
+    let step: Int64
+    /// The journal's tables the step touched.
+    let tables: [Int]
+    private let journal: UndoJournal
+    /// Objects in memory the step deleted: undoing it brings these same objects back to life.
+    let deletedObjects: [ManagedObject]
+
+    init(step: Int64, tables: [Int], journal: UndoJournal, deletedObjects: [ManagedObject]) {
+        self.step = step
+        self.tables = tables
+        self.journal = journal
+        self.deletedObjects = deletedObjects
+    }
+
+    deinit { journal.discard(step, tables: tables) }
 }

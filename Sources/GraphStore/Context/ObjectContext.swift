@@ -36,6 +36,8 @@ public final class ObjectContext {
     var relationshipFaultBatchSizes: [String: Int] = [:]
     /// Undo and redo steps, when `undoLevels` > 0.
     var undoHistory: UndoHistory?
+    /// Saved steps undone (or redone) whose reverse the next save writes.
+    var pendingReversals: [PendingReversal] = []
     /// What the last save deleted and nullified (nil when it deleted nothing).
     public internal(set) var lastDeletion: DeletionPlan?
     /// Sibling lists for batched faults, by member.
@@ -57,6 +59,7 @@ public final class ObjectContext {
     /// Whether a save would write anything.
     public var hasChanges: Bool {
         insertedList.contains { !$0.isDeletedFlag } || changedObjects.values.contains { $0.hasChanges } || !linkChanges.isEmpty
+            || !pendingReversals.isEmpty
     }
 
     public var insertedObjects: [ManagedObject] { insertedList.filter { !$0.isDeletedFlag } }
@@ -264,6 +267,7 @@ public final class ObjectContext {
         clearChangedObjects()
         insertedList.removeAll()
         linkChanges.removeAll()
+        pendingReversals.removeAll()
     }
 }
 

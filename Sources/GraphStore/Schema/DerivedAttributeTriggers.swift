@@ -108,3 +108,41 @@ struct DerivedAttributeTriggers {
         ]
     }
 }
+
+/// A copied attribute recomputed set-based, for rows written back without their triggers having seen the row they
+/// copy from (rows an undo restores: the destination may come back after its sources).
+struct CopyRefresh: Sendable {
+    let sourceTable: String
+    let destinationTable: String
+    /// `UPDATE source SET target = (the copied value) WHERE <entity condition AND>`; the caller ends the condition.
+    let updatePrefix: String
+    /// The source's foreign-key column.
+    let foreignKey: String
+}
+
+extension DerivedAttributeTriggers {
+    func copyRefreshes() -> [CopyRefresh] {
+        var refreshes: [CopyRefresh] = []
+        for entity in model.entities {
+            for attribute in entity.declaration.attributes {
+                guard case .copy(let relationship, let copied)? = attribute.parsedDerivation,
+                      let relationshipDescription = entity.relationship(named: relationship),
+                      let destination = model.entity(named: relationshipDescription.destination),
+                      case .foreignKey(let foreignKey, _, _)? = layout.storage(ofRelationship: relationship, of: entity),
+                      let target = layout.attributeColumn(attribute.name, of: entity),
+                      let copiedColumn = layout.attributeColumn(copied, of: destination) else { continue }
+                let source = layout.tables[layout.tableIndexByEntity[entity.name]!]
+                let destinationTable = layout.tables[layout.tableIndexByEntity[destination.name]!]
+                let numbers = [entity.number] + entity.descendantNames.compactMap { model.entity(named: $0)?.number }
+                let limit = numbers.count < source.entityNumbers.count
+                    ? "Z_ENT IN (\(numbers.map(String.init).joined(separator: ", "))) AND " : ""
+                refreshes.append(CopyRefresh(
+                    sourceTable: source.name, destinationTable: destinationTable.name,
+                    updatePrefix: "UPDATE \(source.name) SET \(target) = (SELECT d.\(copiedColumn) FROM \(destinationTable.name) d"
+                        + " WHERE d.Z_PK = \(source.name).\(foreignKey)) WHERE \(limit)",
+                    foreignKey: foreignKey))
+            }
+        }
+        return refreshes
+    }
+}

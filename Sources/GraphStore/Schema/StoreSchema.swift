@@ -9,6 +9,8 @@ public struct StoreSchema: Sendable {
     public let tables: [EntityTable]
     public let joinTables: [JoinTable]
     public let triggers: [TriggerDefinition]
+    /// The copied derived attributes, for recomputing them over sets of rows.
+    let copyRefreshes: [CopyRefresh]
 
     private let layout: SchemaLayout
 
@@ -23,7 +25,9 @@ public struct StoreSchema: Sendable {
         self.model = model
         self.tables = layout.tables
         self.joinTables = layout.joinTables
-        self.triggers = DerivedAttributeTriggers(model: model, layout: layout).definitions()
+        let derived = DerivedAttributeTriggers(model: model, layout: layout)
+        self.triggers = derived.definitions()
+        self.copyRefreshes = derived.copyRefreshes()
         self.layout = layout
     }
 

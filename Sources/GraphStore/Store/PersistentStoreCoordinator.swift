@@ -17,6 +17,8 @@ public final class PersistentStoreCoordinator: Sendable {
     public let rowCache: RowCache
     /// Every statement, fetch, fault and save, with running counters.
     public let events: EventHub
+    /// Before-images of the rows recorded saves changed, for undo after a save.
+    let undoJournal: UndoJournal
     private let mappings: [EntityMapping]
     private let mappingByName: [String: EntityMapping]
     private let mappingByClass: [ObjectIdentifier: EntityMapping]
@@ -34,6 +36,7 @@ public final class PersistentStoreCoordinator: Sendable {
         self.store = store
         self.rowCache = RowCache(capacity: rowCacheCapacity)
         self.events = EventHub(entityNames: store.model.entities.map(\.name))
+        self.undoJournal = UndoJournal(schema: store.schema)
         let classByEntity = Dictionary(classes.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
         for name in classByEntity.keys {
             precondition(store.model.entity(named: name) != nil, "class for unknown entity '\(name)'")
