@@ -118,13 +118,16 @@ final class CascadeDeleteCase {
 
     /// Core Data's delete propagation, one object at a time: each object's row is read (firing its fault, as Core
     /// Data must to learn the version its `DELETE` checks and the to-ones it follows), every to-many relationship
-    /// fault it has is fired (one query each, as Core Data does to find what to cascade to or nullify), the
-    /// destinations of its Cascade relationships are deleted the same way, and the object is marked deleted. Returns
+    /// fault it has is fired (one query each, as Core Data does to find what to cascade to or nullify), the inverse
+    /// to-manys of its Nullify destinations are loaded (to take it out of them), the destinations of its Cascade
+    /// relationships are deleted the same way, and the object is marked deleted. Returns
     /// the objects marked, which stay alive (held by the context too) until the save.
     static func deleteObjectByObject(_ root: ManagedObject, in context: ObjectContext) -> [ManagedObject] {
         var marked: [ManagedObject] = []
         var pending = [root]
         var seen: Set<ObjectID> = [root.objectID]
+        /// Inverse to-manys already loaded: Core Data removes from a loaded set in place, at no further cost.
+        var loadedInverses = Set<InverseKey>()
         while let object = pending.popLast() {
             let entity = object.entity
             if let attribute = entity.attributes.first(where: \.isPersistent) {
@@ -137,6 +140,15 @@ final class CascadeDeleteCase {
                 } else {
                     destinations = object.object(forKey: relationship.name).map { [$0] } ?? []
                 }
+                if relationship.deleteRule == .nullify, let inverse = relationship.inverse,
+                   destinations.first?.entity.relationship(named: inverse)?.isToMany == true {
+                    // Nullify takes the object out of each destination's inverse to-many, which Core Data must load
+                    // to change (once per destination: later reads find it loaded).
+                    for destination in destinations where !seen.contains(destination.objectID)
+                        && loadedInverses.insert(InverseKey(object: destination.objectID, relationship: inverse)).inserted {
+                        _ = destination.objects(forKey: inverse)
+                    }
+                }
                 guard relationship.deleteRule == .cascade else { continue }
                 for destination in destinations where seen.insert(destination.objectID).inserted {
                     pending.append(destination)
@@ -146,6 +158,11 @@ final class CascadeDeleteCase {
             marked.append(object)
         }
         return marked
+    }
+
+    private struct InverseKey: Hashable {
+        let object: ObjectID
+        let relationship: String
     }
 
     // MARK: preparation

@@ -18,6 +18,10 @@ struct DeleteCommand: ParsableCommand {
             The plan is worked out on a read-only connection: a dry run or a refused delete never opens the file for \
             writing, so it stays as it was, byte for byte.
 
+            With --undo, the saved delete is then undone and that saved too, through the context's undo journal: \
+            every row comes back with its primary key, values and links, and the plan is worked out again to show \
+            the same objects are back.
+
             Exit status: 0 when deleted (or, with --dry-run, when the delete would be allowed), 1 when Deny rules \
             refuse it or anything else fails.
             """
@@ -38,6 +42,9 @@ struct DeleteCommand: ParsableCommand {
     @Flag(help: "Show the plan only; write nothing.")
     var dryRun = false
 
+    @Flag(help: "After saving the delete, undo it and save again (every row comes back with its key).")
+    var undo = false
+
     @Flag(help: "Print the outcome as JSON.")
     var json = false
 
@@ -47,6 +54,7 @@ struct DeleteCommand: ParsableCommand {
         let given = [chat, user, message].compactMap { $0 }.count
         if given == 0 { throw ValidationError("say what to delete with one of --chat, --user or --message") }
         if given > 1 { throw ValidationError("--chat, --user and --message cannot be combined: delete one object at a time") }
+        if undo && dryRun { throw ValidationError("--undo and --dry-run cannot be combined: a dry run deletes nothing to undo") }
     }
 
     /// The option given, as the entity it names and the text of the ID.
@@ -77,9 +85,10 @@ struct DeleteCommand: ParsableCommand {
         if !dryRun && !report.plan.isDenied {
             let session = try DeleteSession(path: path, readOnly: false, sqlDebug: sqlDebug, sink: sink)
             let object = try session.resolve(target)
-            switch try session.deleteAndSave(object) {
-            case .saved(let done):
+            switch try session.deleteAndSave(object, thenUndo: undo) {
+            case .saved(let done, let undone):
                 report.done = done
+                report.undone = undone
             case .denied(let blockers):
                 report.plan.denied = blockers
             }
@@ -190,12 +199,14 @@ private struct DeleteSession {
     }
 
     enum Outcome {
-        case saved(DeletionPlan)
+        /// What the save deleted; with an undo, the plan for the same object after the undo was saved.
+        case saved(DeletionPlan, undone: DeletionPlan?)
         case denied([DeletionPlan.Blocker])
     }
 
-    func deleteAndSave(_ object: ManagedObject) throws(CommandFailure) -> Outcome {
-        context.delete(object)
+    func deleteAndSave(_ object: ManagedObject, thenUndo: Bool) throws(CommandFailure) -> Outcome {
+        if thenUndo { context.undoLevels = 1 }
+        context.undoGroup(named: "Delete") { context.delete(object) }
         do {
             try context.save()
         } catch .deleteDenied(let blockers) {
@@ -206,7 +217,15 @@ private struct DeleteSession {
             throw CommandFailure("\(path): \(error)")
         }
         // A save that deleted something always records it; an empty plan would mean nothing went.
-        return .saved(context.lastDeletion ?? DeletionPlan())
+        let done = context.lastDeletion ?? DeletionPlan()
+        guard thenUndo else { return .saved(done, undone: nil) }
+        context.undo()
+        do {
+            try context.save()
+        } catch {
+            throw CommandFailure("\(path): the delete was saved, but undoing it failed: \(error)")
+        }
+        return .saved(done, undone: try plan(object))
     }
 }
 
@@ -243,6 +262,8 @@ struct DeleteReport {
     let dryRun: Bool
     /// What the save did; nil when nothing was saved.
     var done: DeletionPlan?
+    /// With `--undo`: the plan for the same object once the undo was saved.
+    var undone: DeletionPlan?
 
     var saved: Bool { done != nil }
     var isRefused: Bool { plan.isDenied && done == nil }
@@ -275,6 +296,14 @@ struct DeleteReport {
             }
         } else {
             lines.append("dry run: nothing deleted")
+        }
+        if let undone, let done {
+            if undone.deleted == done.deleted && undone.nullified == done.nullified {
+                lines.append("undone and saved: \(Self.count(done.deletedCount, "object")) back with their keys; deleting again would take the same")
+            } else {
+                lines.append("undone and saved, but deleting again would now take:")
+                lines += Self.table(undone)
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -324,6 +353,13 @@ struct DeleteReport {
         let nullified: [String: Int]
         let denied: [Blocker]
         let saved: Bool
+        /// With `--undo`: the plan after the undo was saved.
+        let undone: Undone?
+
+        struct Undone: Encodable {
+            let deleted: [String: Int]
+            let nullified: [String: Int]
+        }
     }
 
     /// `{"target":…, "deleted":{…}, "nullified":{…}, "denied":[{"object","relationship","count"}], "saved":…}`,
@@ -333,7 +369,7 @@ struct DeleteReport {
         let value = JSONReport(
             target: target, deleted: counts.deleted, nullified: counts.nullified,
             denied: isRefused ? plan.denied.map { .init(object: $0.object, relationship: "\($0.entity).\($0.relationship)", count: $0.count) } : [],
-            saved: saved)
+            saved: saved, undone: undone.map { .init(deleted: $0.deleted, nullified: $0.nullified) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Strings, numbers and booleans only: encoding cannot fail.

@@ -193,6 +193,38 @@ import Testing
         #expect(again.stderr == "error: \(store.path): no Chat with primary key \(chat)\n")
     }
 
+    /// `--undo`: the saved delete is undone and saved; every row is back with its key and values (only versions of
+    /// rows written back move on), join-table links too, and the store checks clean.
+    @Test func anUndoneDeleteBringsEveryRowBackWithItsKey() throws {
+        let store = try Store()
+        let chat = try store.largestChat()
+        let expected = try store.expectedChatDelete(chat)
+        // Every row of every table but the bookkeeping, versions (Z_OPT) left out, sorted.
+        func rows() throws -> [String] {
+            let tables = try store.sql("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')")
+            var all: [String] = []
+            for table in tables {
+                let columns = try store.sql("SELECT name FROM pragma_table_info('\(table)') WHERE name <> 'Z_OPT'").joined(separator: ", ")
+                all += try store.sql("SELECT '\(table)', \(columns) FROM \(table)")
+            }
+            return all.sorted()
+        }
+        let before = try rows()
+        let result = try FaultlineBinary.run(["delete", store.path, "--chat", String(chat), "--undo", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try json(result)
+        #expect(report["deleted"] as? [String: Int] == expected.deleted)
+        let undone = try #require(report["undone"] as? [String: Any])
+        #expect(undone["deleted"] as? [String: Int] == expected.deleted)
+        #expect(try rows() == before)
+        let check = try FaultlineBinary.run(["check", store.path])
+        #expect(check.status == 0, "\(check.stdout)")
+        let text = try FaultlineBinary.run(["delete", store.path, "--chat", String(chat), "--undo"])
+        #expect(text.stdout.contains("undone and saved: \(expected.deleted.values.reduce(0, +)) objects back with their keys"))
+        let both = try FaultlineBinary.run(["delete", store.path, "--chat", String(chat), "--undo", "--dry-run"])
+        #expect(both.status != 0 && both.stderr.hasPrefix("error:"))
+    }
+
     @Test func aURINamesTheObjectToDelete() throws {
         let store = try Store()
         let uuid = try store.uuid

@@ -181,8 +181,8 @@ extension ObjectContext {
         forgetAll()
     }
 
-    /// Marks an object deleted; the next save removes its row, its join-table links, and nullifies foreign keys
-    /// pointing at it. (Delete rules beyond Nullify arrive with the delete-rules work.)
+    /// Marks an object deleted; `processPendingChanges()` (run by the save) follows its delete rules in memory, and
+    /// the save deletes its row and what its rules take along, set-based (see `deletionPlan(for:)`).
     public func delete(_ object: ManagedObject) {
         // An inserted object stays in `insertedList`, flagged: the save skips it and lookups no longer find it.
         willChange(object)

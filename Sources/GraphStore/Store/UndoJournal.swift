@@ -19,6 +19,9 @@ final class UndoJournal: Sendable {
         /// `Z_PK`, or a join table's two key columns.
         let keyColumns: [String]
         let columns: [String]
+        /// Each column with its declared type: the journal's columns compare as the table's do, so that a key
+        /// looked up from a trigger (`OLD.Z_PK`, an INTEGER) can use the journal's index.
+        let definitions: [String]
         /// Columns written back onto rows that still exist: not keys, `Z_ENT`, `Z_OPT` nor derived ones.
         let restoredColumns: [String]
         /// Columns whose change puts a row in a step (derived ones follow other rows, through triggers).
@@ -64,12 +67,14 @@ final class UndoJournal: Sendable {
             let columns = table.columns.map(\.name)
             let tracked = columns.filter { $0 != "Z_PK" && $0 != "Z_OPT" && !derived.contains("\(table.name).\($0)") }
             tables.append(Table(name: table.name, isJoinTable: false, keyColumns: ["Z_PK"], columns: columns,
+                                definitions: table.columns.map { "\($0.name) \($0.type)" },
                                 restoredColumns: tracked.filter { $0 != "Z_ENT" }, trackedColumns: tracked))
         }
         for table in schema.joinTables {
             let columns = table.columns.map(\.name)
             let others = columns.filter { !table.primaryKey.contains($0) }
             tables.append(Table(name: table.name, isJoinTable: true, keyColumns: table.primaryKey, columns: columns,
+                                definitions: table.columns.map { "\($0.name) \($0.type)" },
                                 restoredColumns: others, trackedColumns: others))
         }
         self.tables = tables
@@ -93,16 +98,19 @@ final class UndoJournal: Sendable {
         for table in tables {
             let keyList = table.keyColumns.joined(separator: ", ")
             let keyMatch = table.keyColumns.map { "\($0) = OLD.\($0)" }.joined(separator: " AND ")
-            statements.append("CREATE TEMP TABLE \(table.rows) (Z_STEP INTEGER NOT NULL, \(table.columns.joined(separator: ", ")), PRIMARY KEY (Z_STEP, \(keyList)))")
-            let keyExtra = table.isJoinTable ? "Z_PRESENT" : "Z_ENT, Z_OPT"
-            statements.append("CREATE TEMP TABLE \(table.keys) (Z_STEP INTEGER NOT NULL, \(keyList), \(keyExtra), PRIMARY KEY (Z_STEP, \(keyList)))")
+            statements.append("CREATE TEMP TABLE \(table.rows) (Z_STEP INTEGER NOT NULL, \(table.definitions.joined(separator: ", ")), PRIMARY KEY (Z_STEP, \(keyList)))")
+            let keyDefinitions = table.keyColumns.map { "\($0) INTEGER" }.joined(separator: ", ")
+            let keyExtra = table.isJoinTable ? "Z_PRESENT INTEGER" : "Z_ENT INTEGER, Z_OPT INTEGER"
+            statements.append("CREATE TEMP TABLE \(table.keys) (Z_STEP INTEGER NOT NULL, \(keyDefinitions), \(keyExtra), PRIMARY KEY (Z_STEP, \(keyList)))")
             let firstTouch = "\(step) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table.keys) WHERE Z_STEP = \(step) AND \(keyMatch))"
             let image = "INSERT INTO \(table.rows) VALUES (\(step), \(table.columns.map { "OLD.\($0)" }.joined(separator: ", ")));"
             func note(_ row: String, present: Bool) -> String {
                 let values = table.keyColumns.map { "\(row).\($0)" }
                     + (table.isJoinTable ? [present ? "1" : "0"] : ["\(row).Z_ENT", present ? "\(row).Z_OPT" : "NULL"])
-                let match = table.keyColumns.map { "\($0) = \(row).\($0)" }.joined(separator: " AND ")
-                return "DELETE FROM \(table.keys) WHERE Z_STEP = \(step) AND \(match); INSERT INTO \(table.keys) VALUES (\(step), \(values.joined(separator: ", ")));"
+                let update = table.isJoinTable ? "Z_PRESENT = excluded.Z_PRESENT" : "Z_ENT = excluded.Z_ENT, Z_OPT = excluded.Z_OPT"
+                // An upsert (a DELETE then INSERT here made each row cost a scan of the journal).
+                return "INSERT INTO \(table.keys) VALUES (\(step), \(values.joined(separator: ", ")))"
+                    + " ON CONFLICT (Z_STEP, \(keyList)) DO UPDATE SET \(update);"
             }
             let prefix = "CREATE TEMP TRIGGER GS_UNDO_\(table.name)"
             let active = "WHEN \(step) IS NOT NULL"
