@@ -42,6 +42,20 @@ let package = Package(
             ]
         ),
 
+        // MARK: terminal
+        .systemLibrary(
+            name: "CNcursesw",
+            providers: [.apt(["libncursesw5-dev"])]
+        ),
+        .target(
+            name: "Terminal",
+            dependencies: ["CNcursesw"]
+        ),
+        .target(
+            name: "Browser",
+            dependencies: ["GraphStore", "ChatFixture", "Terminal"]
+        ),
+
         // MARK: executable
         .executableTarget(
             name: "faultline",
@@ -50,6 +64,8 @@ let package = Package(
                 "ChatFixture",
                 "Bench",
                 "Scenarios",
+                "Browser",
+                "Terminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -60,6 +76,14 @@ let package = Package(
             name: "GraphStoreTests",
             dependencies: ["GraphStore", "ChatFixture", "Scenarios", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Models"]
+        ),
+        .testTarget(
+            name: "TerminalTests",
+            dependencies: ["Terminal"]
+        ),
+        .testTarget(
+            name: "BrowserTests",
+            dependencies: ["Browser", "Terminal", "GraphStore", "ChatFixture"]
         ),
         .testTarget(
             name: "FaultlineTests",

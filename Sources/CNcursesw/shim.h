@@ -1,0 +1,39 @@
+// The parts of ncursesw (wide-character build) and the C library that Swift cannot import as they are: macros,
+// globals and variadics, each wrapped in a small inline function.
+#ifndef FAULTLINE_CNCURSESW_SHIM_H
+#define FAULTLINE_CNCURSESW_SHIM_H
+
+#define _XOPEN_SOURCE_EXTENDED 1
+#define NCURSES_WIDECHAR 1
+#include <locale.h>
+#include <langinfo.h>
+#include <wchar.h>
+#include <ncursesw/curses.h>
+
+// Hidden by Swift's Glibc module.
+extern int wcwidth(wchar_t c);
+
+// Globals (not concurrency-safe as Swift sees them).
+static inline WINDOW *faultline_stdscr(void) { return stdscr; }
+static inline int faultline_colors(void) { return COLORS; }
+static inline int faultline_color_pairs(void) { return COLOR_PAIRS; }
+
+// Attribute macros.
+static inline attr_t faultline_a_normal(void) { return A_NORMAL; }
+static inline attr_t faultline_a_bold(void) { return A_BOLD; }
+static inline attr_t faultline_a_reverse(void) { return A_REVERSE; }
+static inline attr_t faultline_a_underline(void) { return A_UNDERLINE; }
+static inline attr_t faultline_a_dim(void) { return A_DIM; }
+static inline attr_t faultline_color_pair(int pair) { return (attr_t)COLOR_PAIR(pair); }
+
+// Key codes that are function-like macros.
+static inline int faultline_key_f(int n) { return KEY_F(n); }
+
+// Mouse masks.
+static inline mmask_t faultline_button1_pressed(void) { return BUTTON1_PRESSED; }
+static inline mmask_t faultline_button1_clicked(void) { return BUTTON1_CLICKED; }
+static inline mmask_t faultline_button4_pressed(void) { return BUTTON4_PRESSED; }
+static inline mmask_t faultline_button5_pressed(void) { return BUTTON5_PRESSED; }
+static inline mmask_t faultline_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
+
+#endif

@@ -1,0 +1,24 @@
+import Terminal
+import Testing
+
+/// Widths in terminal columns, and cutting and padding by them.
+@Suite struct DisplayWidthTests {
+    @Test func wideAndCombiningCharactersTakeTheirColumns() {
+        #expect(DisplayWidth.of("abc") == 3)
+        #expect(DisplayWidth.of("日本語") == 6)
+        #expect(DisplayWidth.of("한국") == 4)
+        #expect(DisplayWidth.of("🎿") == 2)
+        #expect(DisplayWidth.of("e\u{301}") == 1)
+        #expect(DisplayWidth.of("") == 0)
+    }
+
+    @Test func fittingCutsWithAnEllipsisAndPadsToTheWidth() {
+        #expect(DisplayWidth.fit("Ski trip", width: 5) == "Ski …")
+        #expect(DisplayWidth.fit("ab", width: 4) == "ab  ")
+        // A wide character that would straddle the edge is left out, and the line still ends at the width.
+        #expect(DisplayWidth.fit("日本語", width: 4) == "日… ")
+        #expect(DisplayWidth.of(DisplayWidth.fit("日本語", width: 4)) == 4)
+        #expect(DisplayWidth.fitRight("12", width: 4) == "  12")
+        #expect(DisplayWidth.truncate("abc", width: 0) == "")
+    }
+}
