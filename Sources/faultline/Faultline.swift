@@ -17,7 +17,8 @@ struct Faultline: ParsableCommand {
             Run 'faultline help <command>' for the options of a command.
             """,
         version: "faultline \(version)",
-        subcommands: [ModelCommand.self, FixtureCommand.self, CheckCommand.self, DeleteCommand.self, BenchCommand.self, ScenarioCommand.self]
+        subcommands: [ModelCommand.self, FixtureCommand.self, CheckCommand.self, DeleteCommand.self, BenchCommand.self, ScenarioCommand.self,
+                      TraceCommand.self]
     )
 
     /// With no subcommand: make sure the default store exists, then say what it holds. (The browser, when it

@@ -197,6 +197,15 @@ public final class PersistentStoreCoordinator: Sendable {
         events.emit(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration, cause: cause, queryPlan: plan)), context: context)
     }
 
+    /// `EXPLAIN QUERY PLAN` of a statement, run on the reading connection: one line per step, indented by depth.
+    public func explain(_ sql: String, arguments: [AttributeValue] = []) throws(StoreError) -> [String] {
+        do {
+            return try read { db in queryPlan(db, sql: sql, arguments: arguments) } ?? []
+        } catch {
+            throw .sqlite(path: store.path, message: PersistentStore.sqliteMessage(error))
+        }
+    }
+
     private func queryPlan(_ db: Database, sql: String, arguments: [AttributeValue]) -> [String]? {
         guard let statement = try? db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql) else { return nil }
         let handle = statement.sqliteStatement

@@ -1,0 +1,51 @@
+import GraphStore
+import Terminal
+
+/// The browser's view of the graph's activity: an `ActivityMonitor` fed action by action from the coordinator's
+/// events, and the panel and SQL log drawn from it with their pane titles.
+public final class ActivityLog {
+    private let recorder = ActivityRecorder()
+    public private(set) var monitor: ActivityMonitor
+    private let origin = ContinuousClock.now
+
+    init(coordinator: PersistentStoreCoordinator) {
+        recorder.attach(to: coordinator.events)
+        monitor = ActivityMonitor(model: coordinator.model, recorder: recorder)
+    }
+
+    deinit { recorder.detach() }
+
+    func begin(_ action: String, rootEntity: String?) {
+        monitor.begin(action: action, rootEntity: rootEntity)
+    }
+
+    func end() {
+        let elapsed = (ContinuousClock.now - origin).components
+        monitor.end(at: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+    }
+
+    func reset() { monitor.resetCounters() }
+
+    /// The SQL log, newest first.
+    public var entries: [SQLLogEntry] { monitor.sqlLog }
+
+    func panelLines(width: Int, height: Int) -> [StyledLine] {
+        let title = PaneView.title("Graph activity", width: width, focused: false)
+        return PaneView.block([title] + ActivityPanelView.lines(monitor: monitor, width: width, height: max(0, height - 1)),
+                              width: width, height: height)
+    }
+
+    /// The log with `explained` as the selected statement's query plan, when given.
+    func logLines(width: Int, height: Int, selected: Int, explained: [String]?, focused: Bool) -> [StyledLine] {
+        var entries = monitor.sqlLog
+        if let explained, entries.indices.contains(selected) {
+            let entry = entries[selected]
+            entries[selected] = SQLLogEntry(number: entry.number, sql: entry.sql, arguments: entry.arguments, rows: entry.rows,
+                                            duration: entry.duration, cause: entry.cause, queryPlan: explained, action: entry.action)
+        }
+        let title = PaneView.title("SQL log (\(ActivityFormat.count(entries.count)))", width: width, focused: focused)
+        let body = SQLLogView.lines(entries: entries, selected: focused ? selected : nil, expanded: explained != nil,
+                                    width: width, height: max(0, height - 1))
+        return PaneView.block([title] + body, width: width, height: height)
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import GraphStore
+
+/// The delete-cascade demo: preview from the deletion plan, delete in the context, save, undo and redo.
+extension BrowserModel {
+    /// The object `d` would delete in the focused pane, and how to name it.
+    private func deletionTarget() -> (ManagedObject, String)? {
+        switch state.focus {
+        case .chats:
+            guard let chats, state.chatList.selected < chats.count else { return nil }
+            let chat = chats[state.chatList.selected]
+            return (chat, "chat '\(chat.value(forKey: "title") as? String ?? "")'")
+        case .messages:
+            guard let messages, let open = state.openChat, open.selected < messages.count else { return nil }
+            let message = messages[open.selected]
+            return (message, "message '\(DisplayText.short(message.value(forKey: "text") as? String ?? "", 30))'")
+        case .members:
+            guard let open = state.openChat, open.memberSelected < members.count else { return nil }
+            let member = members[open.memberSelected]
+            let name = member.object(forKey: "user")?.value(forKey: "name") as? String ?? "?"
+            return (member, "membership of \(name)")
+        case .sqlLog:
+            return nil
+        }
+    }
+
+    func previewDelete() {
+        guard !state.settings.readOnly else {
+            state.message = "read-only: deletes are refused (browse without --read-only to delete)"
+            state.messageIsError = true
+            return
+        }
+        guard let (object, name) = deletionTarget() else {
+            state.message = "nothing to delete here"
+            return
+        }
+        do {
+            let plan = try context.deletionPlan(for: [object])
+            state.overlay = .deletePreview(DeletePreview(
+                target: name,
+                deleted: plan.deleted.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                nullified: plan.nullified.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                denied: plan.denied.map { "\($0.entity).\($0.relationship): \($0.count) \($0.count == 1 ? "object" : "objects")" }))
+            pendingDeletion = object
+        } catch {
+            state.message = "delete preview: \(error)"
+            state.messageIsError = true
+        }
+    }
+
+    func confirm() {
+        switch state.overlay {
+        case .confirmQuit:
+            context.rollback()
+            state.overlay = .none
+            state.quitRequested = true
+        case .deletePreview(let preview):
+            state.overlay = .none
+            guard preview.denied.isEmpty else {
+                state.message = "not deleted: " + preview.denied.joined(separator: "; ") + " (Deny)"
+                state.messageIsError = true
+                return
+            }
+            guard let object = pendingDeletion else { return }
+            pendingDeletion = nil
+            let total = preview.deleted.reduce(0) { $0 + $1.1 }
+            context.undoGroup(named: "Delete \(preview.target)") {
+                context.delete(object)
+                context.processPendingChanges()
+            }
+            reloadAll()
+            state.message = "deleted \(preview.target) and \(total - 1) more in memory: w saves (set-based), u undoes"
+        default:
+            return
+        }
+    }
+
+    func save() {
+        guard !state.settings.readOnly else {
+            state.message = "read-only: nothing is saved"
+            state.messageIsError = true
+            return
+        }
+        guard context.hasChanges else {
+            state.message = "nothing to save"
+            return
+        }
+        do {
+            try context.save()
+            let deleted = context.lastDeletion.map { ", deleted \($0.deletedCount) rows set-based" } ?? ""
+            state.message = "saved\(deleted)"
+            reloadAll()
+        } catch {
+            state.message = "save failed: \(error)"
+            state.messageIsError = true
+        }
+    }
+
+    /// Undo before a save restores the context's unsaved changes; after a save it writes the reverse at once (the
+    /// undone step was saved, so is its undo: the chat comes back in the store, with its messages and counts).
+    func undo() {
+        guard context.canUndo, let name = context.undoActionName else {
+            state.message = "nothing to undo"
+            return
+        }
+        context.undo()
+        writeQueuedReverse(done: "undid '\(name)'")
+    }
+
+    func redo() {
+        guard context.canRedo, let name = context.redoActionName else {
+            state.message = "nothing to redo"
+            return
+        }
+        context.redo()
+        writeQueuedReverse(done: "redid '\(name)'")
+    }
+
+    private func writeQueuedReverse(done: String) {
+        if context.pendingUndoNames.isEmpty {
+            state.message = done
+        } else {
+            do {
+                try context.save()
+                state.message = done + " and saved it"
+            } catch {
+                context.rollback()
+                state.message = done.replacingOccurrences(of: "undid", with: "could not undo") + ": \(error)"
+                state.messageIsError = true
+            }
+        }
+        reloadAll()
+    }
+}
+
+/// Short forms of text for messages in the status line.
+enum DisplayText {
+    static func short(_ text: String, _ limit: Int) -> String {
+        let line = text.replacingOccurrences(of: "\n", with: " ")
+        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import GraphStore
+
+/// Everything the views draw, as plain values: the update reads the object graph (firing whatever faults it must,
+/// which the activity panel then shows) and leaves here only what is on screen.
+public struct BrowserState: Equatable, Sendable {
+    public var width: Int
+    public var height: Int
+    /// The store's file name, for the status line.
+    public var storeName: String
+    public var settings: BrowserSettings
+    public var focus = Pane.chats
+    public var overlay = Overlay.none
+
+    public var chatList = ChatListState()
+    public var openChat: OpenChatState?
+    public var showMembers = false
+
+    public var sqlSelected = 0
+    /// `EXPLAIN QUERY PLAN` lines of the SQL log's selected statement, when asked for.
+    public var explained: [String]?
+
+    /// What the last action did or why it did nothing, for the status line.
+    public var message: String?
+    public var messageIsError = false
+    /// Unsaved changes, for the status line (`2 deleted`, `undo of 'Delete chat' queued`).
+    public var pending: String?
+    public var undoName: String?
+    public var redoName: String?
+    public var quitRequested = false
+
+    public init(width: Int, height: Int, storeName: String, settings: BrowserSettings) {
+        self.width = width
+        self.height = height
+        self.storeName = storeName
+        self.settings = settings
+    }
+}
+
+/// A pop-up over the panes.
+public enum Overlay: Equatable, Sendable {
+    case none
+    case help
+    /// The delete preview, waiting for `y`/`Enter` or `n`/`Esc`.
+    case deletePreview(DeletePreview)
+    /// Unsaved changes on quit: `y` discards and quits, `n` stays.
+    case confirmQuit
+    /// The search field being typed.
+    case search(String)
+}
+
+/// What deleting the selected object would take with it, from `deletionPlan(for:)`.
+public struct DeletePreview: Equatable, Sendable {
+    /// What is deleted: `chat "Ski trip"`.
+    public var target: String
+    public var deleted: [(String, Int)]
+    public var nullified: [(String, Int)]
+    /// Deny rules refusing it: `User.ownedGroups: 27`.
+    public var denied: [String]
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.target == rhs.target && lhs.denied == rhs.denied
+            && lhs.deleted.elementsEqual(rhs.deleted, by: ==) && lhs.nullified.elementsEqual(rhs.nullified, by: ==)
+    }
+}
+
+public struct ChatListState: Equatable, Sendable {
+    /// Chats in the list (the fetch's count).
+    public var count = 0
+    public var selected = 0
+    /// The index of the first visible row.
+    public var top = 0
+    /// The visible rows, from `top`.
+    public var rows: [ChatRow] = []
+    /// The search applied to the list ("" for none).
+    public var search = ""
+}
+
+/// One row of the chat list, as a messenger shows it.
+public struct ChatRow: Equatable, Sendable {
+    public var title: String
+    public var isGroup: Bool
+    public var membersCount: Int
+    public var preview: String
+    public var sender: String?
+    public var time: Date?
+    public var isPinned: Bool
+    public var isMuted: Bool
+}
+
+public struct OpenChatState: Equatable, Sendable {
+    public var title: String
+    public var messagesCount: Int
+    /// The selected message: 0 is the newest.
+    public var selected = 0
+    /// The newest message shown at the bottom of the pane (0: the newest of all).
+    public var bottom = 0
+    /// Visible messages, oldest first (the newest at the bottom), with their indexes (0 newest).
+    public var rows: [MessageRow] = []
+    public var members: [MemberRow] = []
+    public var memberSelected = 0
+    public var memberTop = 0
+}
+
+public struct MessageRow: Equatable, Sendable {
+    public var index: Int
+    public var sender: String
+    public var text: String
+    public var sentAt: Date
+    /// `Ana: see you there`, when the message replies to another.
+    public var replyQuote: String?
+    /// `👍2 ❤️1`
+    public var reactions: String
+    /// `[sticker]`, `[image]`, `[file]` for messages that are not text.
+    public var placeholder: String?
+}
+
+public struct MemberRow: Equatable, Sendable {
+    public var role: String
+    public var name: String
+    public var joinedAt: Date
+}

@@ -1,0 +1,87 @@
+import Terminal
+
+/// Where the keyboard focus is.
+public enum Pane: String, Equatable, Sendable, CaseIterable {
+    case chats, messages, members, sqlLog
+
+    var title: String {
+        switch self {
+        case .chats: "Chats"
+        case .messages: "Messages"
+        case .members: "Members"
+        case .sqlLog: "SQL log"
+        }
+    }
+}
+
+/// One key binding: the keys, what they do, the line the help shows, and the panes where the hint bar lists it
+/// (empty: everywhere).
+public struct KeyBinding: Sendable {
+    public let keys: [Key]
+    public let action: BrowserAction
+    public let help: String
+    public let panes: [Pane]
+    /// Shown in the hint bar (the most useful few); every binding is in the help overlay.
+    public let hint: String?
+
+    init(_ keys: [Key], _ action: BrowserAction, _ help: String, panes: [Pane] = [], hint: String? = nil) {
+        self.keys = keys
+        self.action = action
+        self.help = help
+        self.panes = panes
+        self.hint = hint
+    }
+}
+
+/// The one table that both dispatches keys and draws the `?` help and the hint bar, so they cannot disagree.
+public enum KeyTable {
+    public static let bindings: [KeyBinding] = [
+        KeyBinding([.up, .character("k")], .up, "move up", hint: "↑↓ move"),
+        KeyBinding([.down, .character("j")], .down, "move down"),
+        KeyBinding([.pageUp], .pageUp, "page up"),
+        KeyBinding([.pageDown, .character(" ")], .pageDown, "page down"),
+        KeyBinding([.character("g"), .home], .top, "first row"),
+        KeyBinding([.character("G"), .end], .bottom, "last row"),
+        KeyBinding([.enter, .character("l"), .right], .open, "open the chat", panes: [.chats], hint: "Enter open"),
+        KeyBinding([.escape, .character("h"), .left], .back, "back to the chat list", panes: [.messages, .members, .sqlLog], hint: "Esc back"),
+        KeyBinding([.tab], .nextPane, "next pane", hint: "Tab pane"),
+        KeyBinding([.character("/")], .beginSearch, "search chats by title", panes: [.chats], hint: "/ search"),
+        KeyBinding([.character("m")], .members, "members of the chat (toggle)", panes: [.chats, .messages, .members], hint: "m members"),
+        KeyBinding([.character("d")], .delete, "delete the selected chat, message or member (preview first)",
+                   panes: [.chats, .messages, .members], hint: "d delete"),
+        KeyBinding([.character("u")], .undo, "undo", hint: "u undo"),
+        KeyBinding([.control("r")], .redo, "redo"),
+        KeyBinding([.character("w")], .save, "save", hint: "w save"),
+        KeyBinding([.character("b")], .cycleBatch, "batch size: off, 20, 100", hint: "b batch"),
+        KeyBinding([.character("B")], .toggleBatchMode, "batching: Faultline's windows or Core Data's all IDs first"),
+        KeyBinding([.character("p")], .togglePrefetch, "prefetch: joined → off → IN statements", hint: "p prefetch"),
+        KeyBinding([.character("c")], .toggleDerived, "derived counts on/off (off: counts fire the relationship)", hint: "c counts"),
+        KeyBinding([.character("x")], .clearCache, "empty the row cache"),
+        KeyBinding([.character("r")], .resetCounters, "reset the counters"),
+        KeyBinding([.character("e")], .explain, "EXPLAIN QUERY PLAN of the selected statement", panes: [.sqlLog], hint: "e explain"),
+        KeyBinding([.character("?")], .help, "this help", hint: "? help"),
+        KeyBinding([.character("q")], .quit, "quit (asks when changes are unsaved)", hint: "q quit"),
+    ]
+
+    /// The action bound to `key`, when the browser is in its normal mode (no overlay, no search field).
+    public static func action(for key: Key) -> BrowserAction? {
+        switch key {
+        case .click(let row, let column): return .click(row: row, column: column)
+        case .wheelUp(let row, let column): return .scrollUp(row: row, column: column)
+        case .wheelDown(let row, let column): return .scrollDown(row: row, column: column)
+        case .resize(let width, let height): return .resize(width: width, height: height)
+        default: return bindings.first { $0.keys.contains(key) }?.action
+        }
+    }
+
+    /// The hint bar's entries for a pane.
+    static func hints(for pane: Pane) -> [String] {
+        bindings.filter { $0.hint != nil && ($0.panes.isEmpty || $0.panes.contains(pane)) }.compactMap(\.hint)
+    }
+
+    /// The help overlay's lines: keys, then what they do.
+    static func helpRows() -> [(keys: String, help: String)] {
+        bindings.map { binding in (binding.keys.map(\.label).joined(separator: " "), binding.help) }
+            + [("click · wheel", "select a row · scroll")]
+    }
+}

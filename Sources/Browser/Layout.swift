@@ -1,0 +1,58 @@
+/// A rectangle of screen cells.
+public struct Rect: Equatable, Sendable {
+    public var row: Int
+    public var column: Int
+    public var width: Int
+    public var height: Int
+
+    public func contains(row: Int, column: Int) -> Bool {
+        row >= self.row && row < self.row + height && column >= self.column && column < self.column + width
+    }
+}
+
+/// Where each pane goes for a window size. Wide windows get three columns (chats, messages, the activity panel
+/// over the SQL log); narrower ones put the panel and the log in a band below. The last two rows are the status
+/// line and the hint bar. Used by the views and by clicks alike.
+public struct Layout: Equatable, Sendable {
+    public static let minimumWidth = 60
+    public static let minimumHeight = 15
+
+    public var chats: Rect
+    public var main: Rect
+    public var activity: Rect
+    public var sqlLog: Rect
+    public var statusRow: Int
+    public var hintRow: Int
+
+    public static func isTooSmall(width: Int, height: Int) -> Bool {
+        width < minimumWidth || height < minimumHeight
+    }
+
+    public init(width: Int, height: Int) {
+        let body = max(1, height - 2)
+        statusRow = height - 2
+        hintRow = height - 1
+        if width >= 110 {
+            let chatsWidth = max(30, width * 32 / 100)
+            let panelWidth = max(34, width * 30 / 100)
+            let mainWidth = width - chatsWidth - panelWidth - 2
+            chats = Rect(row: 0, column: 0, width: chatsWidth, height: body)
+            main = Rect(row: 0, column: chatsWidth + 1, width: mainWidth, height: body)
+            let activityHeight = body * 55 / 100
+            activity = Rect(row: 0, column: width - panelWidth, width: panelWidth, height: activityHeight)
+            sqlLog = Rect(row: activityHeight, column: width - panelWidth, width: panelWidth, height: body - activityHeight)
+        } else {
+            let band = max(6, body / 3)
+            let top = body - band
+            let chatsWidth = width * 40 / 100
+            chats = Rect(row: 0, column: 0, width: chatsWidth, height: top)
+            main = Rect(row: 0, column: chatsWidth + 1, width: width - chatsWidth - 1, height: top)
+            let activityWidth = width / 2
+            activity = Rect(row: top, column: 0, width: activityWidth, height: band)
+            sqlLog = Rect(row: top, column: activityWidth + 1, width: width - activityWidth - 1, height: band)
+        }
+    }
+
+    /// Rows for content in a pane (its first row is its title).
+    static func contentRows(_ rect: Rect) -> Int { max(0, rect.height - 1) }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Terminal
+
+/// The whole screen from state: panes laid out for the size, the status line, the hint bar, and any overlay.
+/// Pure: it reads no objects and runs no SQL.
+///
+/// ```swift
+/// let frame = BrowserView.frame(model.state, activity: model.activity, now: Date())
+/// print(frame.text)
+/// ```
+public enum BrowserView {
+    public static func frame(_ state: BrowserState, activity: ActivityLog, now: Date = Date()) -> Frame {
+        let width = state.width
+        let height = state.height
+        guard !Layout.isTooSmall(width: width, height: height) else {
+            return tooSmall(width: width, height: height)
+        }
+        let layout = Layout(width: width, height: height)
+        let chats = ChatListView.lines(state, width: layout.chats.width, height: layout.chats.height, now: now)
+        let main = MessagesView.lines(state, width: layout.main.width, height: layout.main.height)
+        let panel = activity.panelLines(width: layout.activity.width, height: layout.activity.height)
+        let log = activity.logLines(width: layout.sqlLog.width, height: layout.sqlLog.height, selected: state.sqlSelected,
+                                    explained: state.explained, focused: state.focus == .sqlLog)
+        var body: [StyledLine]
+        if layout.activity.column > layout.main.column {
+            // Three columns: the panel over the SQL log on the right.
+            let right = panel + log
+            body = PaneView.columns([chats, main, right], height: layout.chats.height)
+        } else {
+            let top = PaneView.columns([chats, main], height: layout.chats.height)
+            let band = PaneView.columns([panel, log], height: layout.activity.height)
+            body = top + band
+        }
+        if let box = OverlayView.box(state) {
+            OverlayView.overlay(box, on: &body, frameWidth: width, bodyHeight: body.count)
+        }
+        return Frame(width: width, height: height, lines: body + [statusLine(state, width: width), hintBar(state, width: width)])
+    }
+
+    static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {
+        let settings = state.settings
+        var spans = [Span(" \(state.storeName) ", Style(.status, bold: true))]
+        let levers = " \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "derived" : "counted")"
+        spans.append(Span(levers, Style(.status)))
+        if settings.readOnly { spans.append(Span(" · read-only", Style(.status))) }
+        if let pending = state.pending { spans.append(Span(" · unsaved: \(pending)", Style(.warning, bold: true))) }
+        if let message = state.message {
+            spans.append(Span(" · ", Style(.status)))
+            spans.append(Span(message, Style(state.messageIsError ? .danger : .status, bold: state.messageIsError)))
+        }
+        return PaneView.fitted(spans, width: width, fill: Style(.status))
+    }
+
+    static func hintBar(_ state: BrowserState, width: Int) -> StyledLine {
+        let hints: [String]
+        switch state.overlay {
+        case .deletePreview: hints = ["y/Enter delete", "n/Esc cancel"]
+        case .confirmQuit: hints = ["y discard and quit", "n stay"]
+        case .search: hints = ["type a title", "Enter search", "Esc cancel"]
+        case .help: hints = ["any key closes"]
+        case .none: hints = KeyTable.hints(for: state.focus)
+        }
+        var spans: [Span] = []
+        for hint in hints {
+            let parts = hint.split(separator: " ", maxSplits: 1).map(String.init)
+            spans.append(Span(" " + parts[0], Style(.accent, bold: true)))
+            if parts.count > 1 { spans.append(Span(" " + parts[1], Style(.muted))) }
+            spans.append(Span(" "))
+        }
+        return PaneView.fitted(spans, width: width)
+    }
+
+    static func tooSmall(width: Int, height: Int) -> Frame {
+        let message = "window too small: \(width)×\(height), needs \(Layout.minimumWidth)×\(Layout.minimumHeight)"
+        var lines = (0..<height).map { _ in StyledLine(String(repeating: " ", count: width)) }
+        if height > 0 {
+            lines[height / 2] = StyledLine(DisplayWidth.fit("  " + message, width: width), Style(.warning, bold: true))
+        }
+        return Frame(width: width, height: height, lines: lines)
+    }
+}

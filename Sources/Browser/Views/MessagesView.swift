@@ -1,0 +1,56 @@
+import Foundation
+import Terminal
+
+/// The open chat's messages, newest at the bottom, with day separators, reply quotes and placeholders for
+/// stickers, images and files; or its members when toggled.
+enum MessagesView {
+    static func lines(_ state: BrowserState, width: Int, height: Int) -> [StyledLine] {
+        guard let open = state.openChat else {
+            return PaneView.block([PaneView.title("Messages", width: width, focused: false),
+                                   PaneView.line(" Enter opens the selected chat", width: width, Style(.muted))], width: width, height: height)
+        }
+        if state.showMembers { return members(open, state: state, width: width, height: height) }
+        let focused = state.focus == .messages
+        var body: [StyledLine] = []
+        var lastDay: String?
+        for row in open.rows {
+            let day = TimeText.day(row.sentAt)
+            if day != lastDay {
+                let label = " \(day) "
+                let side = max(0, (width - DisplayWidth.of(label)) / 2)
+                body.append(PaneView.line(String(repeating: "┄", count: side) + label, width: width, Style(.muted)))
+                lastDay = day
+            }
+            let selected = row.index == open.selected
+            var spans = [Span(" \(TimeText.clock(row.sentAt)) ", Style(.muted)), Span(row.sender, Style(.title, bold: true)), Span(": ")]
+            if let quote = row.replyQuote { spans.append(Span("↪ \(quote) │ ", Style(.muted))) }
+            spans.append(Span(row.placeholder ?? row.text))
+            if !row.reactions.isEmpty { spans.append(Span("  \(row.reactions)", Style(.accent))) }
+            if selected {
+                spans = spans.map { Span($0.text, Style(focused ? .selection : .accent)) }
+            }
+            body.append(PaneView.fitted(spans, width: width, fill: selected ? Style(focused ? .selection : .accent) : .plain))
+        }
+        // Newest at the bottom: keep the last lines when separators made too many.
+        let room = max(0, height - 1)
+        let shown = Array(body.suffix(room))
+        let padding = Array(repeating: StyledLine(String(repeating: " ", count: width)), count: max(0, room - shown.count))
+        let title = "\(open.title) · \(open.messagesCount) messages"
+        return [PaneView.title(title, width: width, focused: focused)] + padding + shown
+    }
+
+    private static func members(_ open: OpenChatState, state: BrowserState, width: Int, height: Int) -> [StyledLine] {
+        let focused = state.focus == .members
+        var lines = [PaneView.title("\(open.title) · members", width: width, focused: focused)]
+        for (offset, member) in open.members.enumerated() {
+            let selected = open.memberTop + offset == open.memberSelected
+            let style = selected ? Style(focused ? .selection : .accent) : Style.plain
+            lines.append(PaneView.fitted([
+                Span(" " + DisplayWidth.fit(member.role, width: 7), selected ? style : Style(.muted)),
+                Span(DisplayWidth.fit(member.name, width: max(1, width - 20)), selected ? style : Style(.title)),
+                Span(" " + TimeText.short(member.joinedAt, now: .distantFuture), selected ? style : Style(.muted)),
+            ], width: width, fill: style))
+        }
+        return PaneView.block(lines, width: width, height: height)
+    }
+}

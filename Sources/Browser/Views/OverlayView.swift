@@ -1,0 +1,104 @@
+import Terminal
+
+/// Pop-ups drawn over the panes: help, the delete preview, the quit question and the search field.
+enum OverlayView {
+    /// The overlay's lines and where its box goes, or nil when there is none.
+    static func box(_ state: BrowserState) -> (lines: [StyledLine], width: Int)? {
+        switch state.overlay {
+        case .none:
+            return nil
+        case .help:
+            let rows = KeyTable.helpRows()
+            let keyWidth = min(24, (rows.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2)
+            let width = min(state.width - 4, 72)
+            var lines = [Span("Keys", Style(.title, bold: true))].map { StyledLine([$0]) }
+            for row in rows {
+                lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
+            }
+            lines.append(StyledLine(""))
+            lines.append(StyledLine("any key closes this help", Style(.muted)))
+            return (lines, width)
+        case .deletePreview(let preview):
+            var lines = [StyledLine("Delete \(preview.target)?", Style(.danger, bold: true)), StyledLine("")]
+            if !preview.denied.isEmpty {
+                lines.append(StyledLine("Refused by Deny rules:", Style(.danger, bold: true)))
+                lines += preview.denied.map { StyledLine("  \($0)", Style(.danger)) }
+                lines.append(StyledLine(""))
+                lines.append(StyledLine("Nothing will change. Esc closes.", Style(.muted)))
+                return (lines, min(state.width - 4, 64))
+            }
+            lines.append(StyledLine("goes (Cascade)", Style(.title, bold: true)))
+            lines += preview.deleted.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.danger))]) }
+            if !preview.nullified.isEmpty {
+                lines.append(StyledLine("references cleared (Nullify)", Style(.title, bold: true)))
+                lines += preview.nullified.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.warning))]) }
+            }
+            lines.append(StyledLine(""))
+            lines.append(StyledLine([Span("y", Style(.accent, bold: true)), Span("/Enter delete · "), Span("n", Style(.accent, bold: true)), Span("/Esc cancel")]))
+            return (lines, min(state.width - 4, 64))
+        case .confirmQuit:
+            return ([StyledLine("Unsaved changes", Style(.warning, bold: true)), StyledLine(state.pending ?? ""),
+                     StyledLine([Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
+                    min(state.width - 4, 50))
+        case .search(let text):
+            return ([StyledLine([Span("Search chats: ", Style(.title, bold: true)), Span(text + "▏", Style(.accent))]),
+                     StyledLine("Enter searches · Esc cancels", Style(.muted))], min(state.width - 4, 50))
+        }
+    }
+
+    /// Draws `box` centred over `lines` (a frame's body), with a border.
+    static func overlay(_ box: (lines: [StyledLine], width: Int), on lines: inout [StyledLine], frameWidth: Int, bodyHeight: Int) {
+        let inner = max(10, box.width - 4)
+        let height = min(bodyHeight, box.lines.count + 2)
+        let top = max(0, (bodyHeight - height) / 2)
+        let left = max(0, (frameWidth - (inner + 4)) / 2)
+        let border = Style(.accent)
+        var boxLines = [StyledLine("╭" + String(repeating: "─", count: inner + 2) + "╮", border)]
+        for line in box.lines.prefix(height - 2) {
+            boxLines.append(StyledLine([Span("│ ", border)] + PaneView.fitted(line.spans, width: inner).spans + [Span(" │", border)]))
+        }
+        boxLines.append(StyledLine("╰" + String(repeating: "─", count: inner + 2) + "╯", border))
+        for (offset, boxLine) in boxLines.enumerated() where top + offset < lines.count {
+            lines[top + offset] = splice(boxLine, into: lines[top + offset], at: left, width: frameWidth)
+        }
+    }
+
+    /// `line` with columns `at ..< at + width(piece)` replaced by `piece` (wide characters cut at the edges become
+    /// spaces, so the line keeps its width).
+    static func splice(_ piece: StyledLine, into line: StyledLine, at column: Int, width: Int) -> StyledLine {
+        let pieceWidth = DisplayWidth.of(piece.text)
+        var left: [Span] = []
+        var right: [Span] = []
+        var position = 0
+        for span in line.spans {
+            for character in span.text {
+                let columns = DisplayWidth.of(String(character))
+                let end = position + columns
+                if end <= column {
+                    left.append(Span(String(character), span.style))
+                } else if position >= column + pieceWidth {
+                    right.append(Span(String(character), span.style))
+                } else if position < column {
+                    left.append(Span(String(repeating: " ", count: column - position), span.style))
+                } else if end > column + pieceWidth {
+                    right.append(Span(String(repeating: " ", count: end - column - pieceWidth), span.style))
+                }
+                position = end
+            }
+        }
+        return StyledLine(merge(left) + piece.spans + merge(right))
+    }
+
+    /// Adjacent spans of one style joined.
+    private static func merge(_ spans: [Span]) -> [Span] {
+        var result: [Span] = []
+        for span in spans {
+            if let last = result.last, last.style == span.style {
+                result[result.count - 1].text += span.text
+            } else {
+                result.append(span)
+            }
+        }
+        return result
+    }
+}

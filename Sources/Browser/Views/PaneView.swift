@@ -1,0 +1,50 @@
+import Terminal
+
+/// Pieces every pane uses: its title row, rows cut and padded to the pane's width, and side-by-side composition.
+enum PaneView {
+    /// The title row: `─ Chats (300) ─────`, in the accent colour when the pane has the focus.
+    static func title(_ text: String, width: Int, focused: Bool) -> StyledLine {
+        let label = DisplayWidth.truncate(" \(text) ", width: max(0, width - 1))
+        let rule = String(repeating: "─", count: max(0, width - 1 - DisplayWidth.of(label)))
+        return StyledLine([Span("─", Style(focused ? .accent : .muted)), Span(label, Style(focused ? .accent : .title, bold: true)),
+                           Span(rule, Style(focused ? .accent : .muted))])
+    }
+
+    /// `text` fitted to exactly `width` columns in one style.
+    static func line(_ text: String, width: Int, _ style: Style = .plain) -> StyledLine {
+        StyledLine(DisplayWidth.fit(text, width: width), style)
+    }
+
+    /// Spans fitted to exactly `width` columns: later spans are cut first, then padding fills the rest.
+    static func fitted(_ spans: [Span], width: Int, fill: Style = .plain) -> StyledLine {
+        var result: [Span] = []
+        var used = 0
+        for span in spans where used < width {
+            let piece = DisplayWidth.truncate(span.text, width: width - used)
+            guard !piece.isEmpty else { break }
+            result.append(Span(piece, span.style))
+            used += DisplayWidth.of(piece)
+        }
+        if used < width { result.append(Span(String(repeating: " ", count: width - used), fill)) }
+        return StyledLine(result)
+    }
+
+    /// `lines` as exactly `height` lines of `width` (blank lines added, extra ones dropped).
+    static func block(_ lines: [StyledLine], width: Int, height: Int) -> [StyledLine] {
+        var result = Array(lines.prefix(height))
+        while result.count < height { result.append(StyledLine(String(repeating: " ", count: width))) }
+        return result
+    }
+
+    /// Puts `blocks` side by side, each of its width, with a `│` between them.
+    static func columns(_ blocks: [[StyledLine]], height: Int) -> [StyledLine] {
+        (0..<height).map { row in
+            var spans: [Span] = []
+            for (index, block) in blocks.enumerated() {
+                if index > 0 { spans.append(Span("│", Style(.muted))) }
+                spans += block[row].spans
+            }
+            return StyledLine(spans)
+        }
+    }
+}

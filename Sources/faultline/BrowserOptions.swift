@@ -1,0 +1,28 @@
+import ArgumentParser
+import Browser
+
+/// The store and the levers shared by `browse` and `trace`.
+struct BrowserOptions: ParsableArguments {
+    @Argument(help: "The chat store (default: the default chat store, fixtures/chat.sqlite, generated if missing).")
+    var store: String?
+
+    @Option(help: ArgumentHelp("Rows per batch of the chat list and the messages (0: no batching).", valueName: "n"))
+    var batchSize = 20
+
+    @Flag(help: "Start with prefetching off (each related object a fault: the N+1 to watch).")
+    var noPrefetch = false
+
+    @Flag(help: "Start with derived counts off (member counts fire the members relationship).")
+    var noDerivedCounts = false
+
+    @Flag(help: "Open the store read-only: browsing works, deletes and saves are refused.")
+    var readOnly = false
+
+    func validate() throws {
+        guard batchSize >= 0 else { throw ValidationError("--batch-size must be 0 or more, not \(batchSize)") }
+    }
+
+    var settings: BrowserSettings {
+        BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, readOnly: readOnly)
+    }
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Browser
+import Foundation
+import GraphStore
+
+/// `faultline trace [STORE] --script "down 3; open; …"`: runs the browser headless and prints the final screen,
+/// or with `--json` what each action cost.
+struct TraceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace",
+        abstract: "Run browser actions without a terminal and print the screen they leave, or what each cost.",
+        discussion: """
+            The actions are the browser's own, named as in its help: down, up, pagedown, pageup, top, bottom, open, \
+            back, tab, members, search TEXT, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
+            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, resize WxH. \
+            Movement, undo and redo take a repeat count (down 3). Separate actions with ';'. The first action is \
+            always 'start': the launch up to the first chat-list screen.
+
+            With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
+            "relationshipFaults", "fetches", "ms"}], "totals": {…}}.
+            """
+    )
+
+    @OptionGroup var browser: BrowserOptions
+
+    @Option(help: ArgumentHelp("The actions to run, separated by ';'.", valueName: "actions"))
+    var script = ""
+
+    @Option(help: ArgumentHelp("The screen size, WIDTHxHEIGHT.", valueName: "size"))
+    var size = "120x40"
+
+    @Flag(help: "Print the screen and each action's cost as JSON.")
+    var json = false
+
+    @OptionGroup var sqlDebug: SQLDebugOptions
+
+    func run() throws {
+        let numbers = size.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard numbers.count == 2, numbers[0] > 0, numbers[1] > 0, numbers[0] <= 1000, numbers[1] <= 1000 else {
+            throw CommandFailure("--size '\(size)': give WIDTHxHEIGHT, e.g. 120x40")
+        }
+        let actions: [BrowserAction]
+        do {
+            actions = try BrowserAction.script(script)
+        } catch {
+            throw CommandFailure("--script: \(error)")
+        }
+        let path = try browser.store ?? DefaultFixture.ensure()
+        let model: BrowserModel
+        do {
+            model = try BrowserModel(path: path, settings: browser.settings, width: numbers[0], height: numbers[1])
+        } catch {
+            throw CommandFailure(error)
+        }
+        let log = try sqlDebug.attach(to: model.coordinator)
+        var costs = [model.apply(.start)]
+        for action in actions where !model.state.quitRequested {
+            costs.append(model.apply(action))
+        }
+        withExtendedLifetime(log) {}
+        let screen = BrowserView.frame(model.state, activity: model.activity).text
+        if json {
+            print(TraceReport(screen: screen, costs: costs).json())
+        } else {
+            print(screen)
+        }
+    }
+}
+
+/// `trace --json`'s shape.
+struct TraceReport: Encodable {
+    struct Cost: Encodable {
+        let action: String
+        let sql: Int
+        let faults: Int
+        let cacheHits: Int
+        let cacheMisses: Int
+        let relationshipFaults: Int
+        let fetches: Int
+        let ms: Double
+
+        init(_ cost: ActionCost) {
+            action = cost.action
+            sql = cost.totals.statements
+            faults = cost.totals.objectFaults
+            cacheHits = cost.totals.cacheHits
+            cacheMisses = cost.totals.cacheMisses
+            relationshipFaults = cost.totals.relationshipFaults
+            fetches = cost.totals.fetches
+            ms = Double(cost.duration.components.attoseconds) / 1e15 + Double(cost.duration.components.seconds) * 1000
+        }
+    }
+
+    struct Totals: Encodable {
+        let sql: Int
+        let faults: Int
+        let cacheHits: Int
+        let cacheMisses: Int
+        let relationshipFaults: Int
+        let fetches: Int
+        let ms: Double
+    }
+
+    let screen: String
+    let actions: [Cost]
+    let totals: Totals
+
+    init(screen: String, costs: [ActionCost]) {
+        self.screen = screen
+        actions = costs.map(Cost.init)
+        totals = Totals(sql: actions.reduce(0) { $0 + $1.sql }, faults: actions.reduce(0) { $0 + $1.faults },
+                        cacheHits: actions.reduce(0) { $0 + $1.cacheHits }, cacheMisses: actions.reduce(0) { $0 + $1.cacheMisses },
+                        relationshipFaults: actions.reduce(0) { $0 + $1.relationshipFaults },
+                        fetches: actions.reduce(0) { $0 + $1.fetches }, ms: actions.reduce(0) { $0 + $1.ms })
+    }
+
+    func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
