@@ -1,0 +1,107 @@
+import GraphStore
+
+/// Turns the graph's events into what the activity panel and the SQL log show, one browser action at a time.
+///
+/// ```swift
+/// let recorder = ActivityRecorder()
+/// recorder.attach(to: coordinator.events)
+/// var monitor = ActivityMonitor(model: coordinator.model, recorder: recorder)
+/// monitor.begin(action: "open chat", rootEntity: "Message")
+/// // … the browser carries the action out …
+/// monitor.end(at: secondsSinceStart)
+/// monitor.lastAction?.counts.statements   // what the action ran
+/// monitor.totals.statements               // what ran since the start
+/// ```
+/// The recorder collects events on whatever thread emits them; the monitor is used on the browser's thread only,
+/// at action boundaries. Events that arrive outside an action count in the totals, the timeline and the SQL log,
+/// but not in any action's summary or warnings.
+public struct ActivityMonitor: Sendable {
+    /// How many statements the SQL log keeps by default.
+    public static let defaultLogCapacity = 500
+
+    public let model: ObjectModel
+    public let recorder: ActivityRecorder
+    /// How many statements `sqlLog` keeps.
+    public let logCapacity: Int
+
+    /// The last action that ended.
+    public private(set) var lastAction: ActionSummary?
+    /// Everything since the monitor was made or since `resetCounters()`.
+    public private(set) var totals = ActivityCounts()
+    /// Statements and SQL time per second, for the sparklines.
+    public private(set) var timeline = ActivityTimeline()
+    /// The latest statements, newest first.
+    public private(set) var sqlLog: [SQLLogEntry] = []
+
+    private var current: (action: String, rootEntity: String?)?
+    /// Records drained when an action began: they came before it, so they are not its own.
+    private var outsideRecords: [GraphEventRecord] = []
+    private var nextEntryNumber = 1
+
+    public init(model: ObjectModel, recorder: ActivityRecorder, logCapacity: Int = defaultLogCapacity) {
+        self.model = model
+        self.recorder = recorder
+        self.logCapacity = max(0, logCapacity)
+    }
+
+    /// Marks the start of `action`: what the recorder holds now happened before it.
+    ///
+    /// - Parameter rootEntity: the entity whose objects the action lists (`Chat` for the chat list, `Message` for
+    ///   an open chat); warnings name key paths to prefetch from it.
+    public mutating func begin(action: String, rootEntity: String? = nil) {
+        outsideRecords += recorder.drain()
+        current = (action, rootEntity)
+    }
+
+    /// Marks the end of the action begun last, `time` seconds from any fixed origin (the timeline buckets by
+    /// whole seconds of it), and makes its summary `lastAction`. Without an action begun, what was recorded counts
+    /// as outside actions and `lastAction` stays.
+    public mutating func end(at time: Double) {
+        let records = recorder.drain()
+        let before = outsideRecords
+        outsideRecords = []
+        guard let current else {
+            account(before + records, action: nil, at: time)
+            return
+        }
+        self.current = nil
+        account(before, action: nil, at: time)
+        account(records, action: current.action, at: time)
+
+        var counts = ActivityCounts()
+        var saveSucceeded: Bool?
+        for record in records {
+            counts.count(record.event)
+            if case .save(let save) = record.event { saveSucceeded = save.succeeded }
+        }
+        lastAction = ActionSummary(
+            action: current.action, rootEntity: current.rootEntity, counts: counts, saveSucceeded: saveSucceeded,
+            warnings: ActivityWarning.detect(in: records, rootEntity: current.rootEntity, model: model))
+    }
+
+    /// Sets the running totals back to zero; the last action, the timeline and the SQL log stay.
+    public mutating func resetCounters() {
+        totals = ActivityCounts()
+    }
+
+    /// Adds `records` to the totals, the timeline and the SQL log.
+    private mutating func account(_ records: [GraphEventRecord], action: String?, at time: Double) {
+        var statements: [StatementEvent] = []
+        var sqlTime = Duration.zero
+        for record in records {
+            totals.count(record.event)
+            if case .statement(let statement) = record.event {
+                statements.append(statement)
+                sqlTime += statement.duration
+            }
+        }
+        timeline.record(statements: statements.count, sqlTime: sqlTime, at: time)
+        let firstNumber = nextEntryNumber
+        nextEntryNumber += statements.count
+        // Only the newest statements can stay in the log: an action that ran 100,000 makes entries for the last few.
+        let newest = statements.indices.suffix(logCapacity).reversed().map { index in
+            SQLLogEntry(number: firstNumber + index, statement: statements[index], action: action)
+        }
+        if !newest.isEmpty { sqlLog = Array((newest + sqlLog).prefix(logCapacity)) }
+    }
+}

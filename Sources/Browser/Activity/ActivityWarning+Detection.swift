@@ -1,0 +1,169 @@
+import GraphStore
+
+/// Finding warnings in one action's events.
+extension ActivityWarning {
+    /// How many runs of the same fault statement make an N+1.
+    public static let nPlusOneThreshold = 5
+
+    /// The warnings one action's records call for: N+1 fault patterns (in the order their statements first ran),
+    /// then to-many faults a derived count would have answered.
+    ///
+    /// ```swift
+    /// ActivityWarning.detect(in: recorder.drain(), rootEntity: "Message", model: model)
+    /// // [N+1: 6 faults of User one by one — prefetch sender]
+    /// ```
+    /// `rootEntity` is the entity the action listed; key paths to prefetch start there. Without it, a warning names
+    /// the faulted entity only.
+    public static func detect(in records: [GraphEventRecord], rootEntity: String?, model: ObjectModel) -> [ActivityWarning] {
+        let evidence = ActionEvidence(records)
+        return nPlusOneWarnings(evidence, rootEntity: rootEntity, model: model) + countWarnings(evidence, model: model)
+    }
+
+    private static func nPlusOneWarnings(_ evidence: ActionEvidence, rootEntity: String?, model: ObjectModel) -> [ActivityWarning] {
+        var order: [String] = []
+        var runs: [String: [StatementEvent]] = [:]
+        for statement in evidence.statements {
+            switch statement.cause {
+            case .objectFault, .relationshipFault:
+                if runs[statement.sql] == nil { order.append(statement.sql) }
+                runs[statement.sql, default: []].append(statement)
+            case .fetch, .prefetch, .save, .other:
+                continue
+            }
+        }
+        return order.compactMap { sql in
+            let run = runs[sql]!
+            guard run.count >= nPlusOneThreshold else { return nil }
+            // One SQL text is one kind of fault: the first statement tells which.
+            switch run[0].cause {
+            case .relationshipFault(let entity, let key):
+                return relationshipNPlusOne(count: run.count, entity: entity, key: key, rootEntity: rootEntity, evidence: evidence, model: model)
+            case .objectFault(let entity, _):
+                // Faults that read several rows at once are batched already: what the warning would ask for.
+                guard run.allSatisfy({ $0.rows <= 1 }) else { return nil }
+                return objectNPlusOne(run, entity: entity, rootEntity: rootEntity, evidence: evidence, model: model)
+            case .fetch, .prefetch, .save, .other:
+                return nil
+            }
+        }
+    }
+
+    /// The warning for a run of object faults, the first of which faulted an `entity`.
+    private static func objectNPlusOne(
+        _ run: [StatementEvent], entity first: String, rootEntity: String?, evidence: ActionEvidence, model: ObjectModel
+    ) -> ActivityWarning {
+        let entities = Set(run.compactMap { statement -> String? in
+            if case .objectFault(let entity, _) = statement.cause { entity } else { nil }
+        })
+        // Sub-entities of one table share its fault statement: name their common root then.
+        let entity = entities.count == 1 ? first : (model.entity(named: first).map { model.root(of: $0).name } ?? first)
+        let advice = rootEntity
+            .flatMap { bestRoute(from: $0, to: entity, maxDepth: 2, evidence: evidence, model: model) }
+            .map { "prefetch \($0.keyPath)" }
+            ?? "prefetch the relationship that leads to \(entity)"
+        return ActivityWarning(kind: .nPlusOne, message: "N+1: \(ActivityFormat.count(run.count)) faults of \(entity) one by one — \(advice)")
+    }
+
+    private static func relationshipNPlusOne(
+        count: Int, entity: String, key: String, rootEntity: String?, evidence: ActionEvidence, model: ObjectModel
+    ) -> ActivityWarning {
+        var keyPath = key
+        if let rootEntity, model.entity(named: rootEntity)?.includes(entity) != true,
+           let route = bestRoute(from: rootEntity, to: entity, maxDepth: 1, evidence: evidence, model: model) {
+            keyPath = route.keyPath + "." + key
+        }
+        let name = "\(declaringEntity(of: key, on: entity, model: model)).\(key)"
+        return ActivityWarning(kind: .nPlusOne, message: "N+1: \(ActivityFormat.count(count)) faults of \(name) one by one — prefetch \(keyPath)")
+    }
+
+    private static func countWarnings(_ evidence: ActionEvidence, model: ObjectModel) -> [ActivityWarning] {
+        var order: [String] = []
+        var faults: [String: (count: Int, derived: String)] = [:]
+        for fault in evidence.relationshipFaults {
+            guard let entity = model.entity(named: fault.entity),
+                  entity.relationship(named: fault.key)?.isToMany == true,
+                  let derived = entity.attributes.first(where: { $0.parsedDerivation == .count(relationship: fault.key) })
+            else { continue }
+            let name = "\(declaringEntity(of: fault.key, on: fault.entity, model: model)).\(fault.key)"
+            if faults[name] == nil { order.append(name) }
+            faults[name, default: (count: 0, derived: derived.name)].count += 1
+        }
+        return order.map { name in
+            let (count, derived) = faults[name]!
+            return ActivityWarning(
+                kind: .countFiredRelationship,
+                message: "count of \(name) fired the relationship (\(ActivityFormat.count(count, "fault"))) — use \(derived) (derived count)")
+        }
+    }
+
+    /// The route a prefetch most likely wants: one the action's events bear out, then the shortest, then the one
+    /// with fewest to-many hops, then by name.
+    private static func bestRoute(
+        from root: String, to target: String, maxDepth: Int, evidence: ActionEvidence, model: ObjectModel
+    ) -> RelationshipRoute? {
+        func rank(_ route: RelationshipRoute) -> (Int, Int, Int) {
+            (evidence.bearsOut(route, model: model) ? 0 : 1, route.hops.count, route.toManyCount)
+        }
+        return RelationshipRoute.routes(in: model, from: root, to: target, maxDepth: maxDepth).min { left, right in
+            let (leftRank, rightRank) = (rank(left), rank(right))
+            return leftRank != rightRank ? leftRank < rightRank : left.keyPath < right.keyPath
+        }
+    }
+
+    /// The entity highest in `entity`'s lineage that declares `key`: `Chat` for `DirectChat.members`.
+    private static func declaringEntity(of key: String, on entity: String, model: ObjectModel) -> String {
+        guard let described = model.entity(named: entity) else { return entity }
+        return model.lineage(of: described).last { $0.declaration.relationships.contains { $0.name == key } }?.name ?? entity
+    }
+}
+
+/// What one action's events show about the path it took through the graph.
+private struct ActionEvidence {
+    var statements: [StatementEvent] = []
+    var relationshipFaults: [RelationshipFaultEvent] = []
+    /// Entities fetched or faulted.
+    var touchedEntities: Set<String> = []
+    /// Key paths prefetched, split at the dots.
+    var prefetchedKeyPaths: [[String]] = []
+
+    init(_ records: [GraphEventRecord]) {
+        for record in records {
+            switch record.event {
+            case .statement(let statement):
+                statements.append(statement)
+                if case .prefetch(let keyPath) = statement.cause {
+                    prefetchedKeyPaths.append(keyPath.split(separator: ".").map(String.init))
+                }
+            case .fetch(let fetch):
+                touchedEntities.insert(fetch.entity)
+            case .objectFault(let fault):
+                touchedEntities.insert(fault.entity)
+            case .relationshipFault(let fault):
+                relationshipFaults.append(fault)
+                touchedEntities.insert(fault.entity)
+            case .save:
+                continue
+            }
+        }
+    }
+
+    /// Whether the action could have walked `route`: each to-many on it was faulted (or prefetched) and each
+    /// entity it passes through was fetched, faulted or prefetched. The last hop's destination needs no proof:
+    /// the faults being explained are its.
+    func bearsOut(_ route: RelationshipRoute, model: ObjectModel) -> Bool {
+        for (index, hop) in route.hops.enumerated() {
+            let keyPath = route.hops[...index].map(\.relationship.name)
+            let prefetched = prefetchedKeyPaths.contains { $0.starts(with: keyPath) }
+            if hop.relationship.isToMany && !prefetched {
+                let source = model.entity(named: hop.source)
+                let faulted = relationshipFaults.contains { $0.key == hop.relationship.name && source?.includes($0.entity) == true }
+                if !faulted { return false }
+            }
+            if index < route.hops.count - 1 && !prefetched {
+                let destination = model.entity(named: hop.relationship.destination)
+                if !touchedEntities.contains(where: { destination?.includes($0) == true }) { return false }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,26 @@
+/// Something the last action did that a change of fetching would avoid, in one line for the activity panel.
+///
+/// ```swift
+/// ActivityWarning(kind: .nPlusOne, message: "N+1: 20 faults of User one by one — prefetch lastMessage.sender")
+/// ```
+/// `ActivityWarning.detect(in:rootEntity:model:)` finds them in an action's events.
+public struct ActivityWarning: Equatable, Sendable {
+    /// What kind of waste was seen.
+    ///
+    /// Unused prefetches (key paths prefetched whose objects the action never touched) are not reported yet: they
+    /// need the browser to say which objects it read, which a later addition brings with a kind of its own.
+    public enum Kind: Equatable, Sendable {
+        /// The same fault statement ran once per object, where one prefetch would have read them all.
+        case nPlusOne
+        /// A to-many relationship fault fired although a derived count attribute holds its count.
+        case countFiredRelationship
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+}

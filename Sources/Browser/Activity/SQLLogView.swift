@@ -1,0 +1,89 @@
+import GraphStore
+import Terminal
+
+/// The SQL log: one line per statement, newest first: duration, rows, cause, then the SQL and its arguments.
+///
+/// ```swift
+/// SQLLogView.lines(entries: monitor.sqlLog, selected: 0, expanded: true, width: 80, height: 10).map(\.text)
+/// // [" 94µs       1 row fault of User.name SELECT … FROM ZUSER t0 WHERE t0.Z_PK = ? […",
+/// //  "    SEARCH t0 USING INTEGER PRIMARY KEY (rowid=?)                               ",
+/// //  "1.23s 12,345 rows fetch Chat         SELECT … FROM ZCHAT t0 WHERE t0.ZTITLE = ?…", …]
+/// ```
+/// The selected entry is highlighted and kept on screen; when `expanded`, its query plan (if the store gathered
+/// one) follows it, indented. Narrow logs leave out the cause column (under 40 columns), then the rows column
+/// (under 24).
+public enum SQLLogView {
+    /// The log: exactly `height` lines, each `width` display columns.
+    ///
+    /// - Parameters:
+    ///   - entries: newest first, as `ActivityMonitor.sqlLog` holds them.
+    ///   - selected: the index of the highlighted entry, if any.
+    ///   - expanded: whether the selected entry shows its query plan.
+    public static func lines(entries: [SQLLogEntry], selected: Int?, expanded: Bool = false, width: Int, height: Int) -> [StyledLine] {
+        let width = max(0, width)
+        let height = max(0, height)
+        var lines: [StyledLine] = []
+        if entries.isEmpty {
+            lines.append(ActivityLine.fit([Span("no statements yet", Style(.muted))], width: width))
+        } else {
+            let selected = selected.flatMap { entries.indices.contains($0) ? $0 : nil }
+            let plan = expanded ? selected.flatMap { entries[$0].queryPlan } ?? [] : []
+            // Scrolled just enough for the selected entry and its plan to show (the plan cut when taller than the log).
+            let first = selected.map { min($0, max(0, $0 + 1 + plan.count - height)) } ?? 0
+            let visible = entries[first..<min(entries.count, first + height)]
+            let columns = Columns(entries, width: width)
+            for (index, entry) in zip(visible.indices, visible) {
+                let isSelected = index == selected
+                lines.append(row(entry, columns: columns, selected: isSelected, width: width))
+                if isSelected {
+                    lines += plan.map { ActivityLine.fit([Span("    " + ActivityFormat.oneLine($0), Style(.muted))], width: width) }
+                }
+            }
+        }
+        lines = Array(lines.prefix(height))
+        return lines + Array(repeating: ActivityLine.blank(width: width), count: height - lines.count)
+    }
+
+    /// Widths of the duration, rows and cause columns (0 when left out), from all the entries, so that the columns
+    /// stay put while the log scrolls.
+    private struct Columns {
+        let duration: Int
+        let rows: Int
+        let cause: Int
+
+        init(_ entries: [SQLLogEntry], width: Int) {
+            duration = entries.map { DisplayWidth.of(ActivityFormat.duration($0.duration)) }.max() ?? 0
+            rows = width < 24 ? 0 : entries.map { DisplayWidth.of(SQLLogView.rowsText($0.rows)) }.max() ?? 0
+            cause = width < 40 ? 0 : min(width / 4, entries.map { DisplayWidth.of(SQLLogView.causeText($0.cause)) }.max() ?? 0)
+        }
+    }
+
+    private static func row(_ entry: SQLLogEntry, columns: Columns, selected: Bool, width: Int) -> StyledLine {
+        let highlight = Style(.selection)
+        func style(_ role: Role) -> Style { selected ? highlight : Style(role) }
+        var spans = [Span(DisplayWidth.fitRight(ActivityFormat.duration(entry.duration), width: columns.duration), style(.muted))]
+        if columns.rows > 0 {
+            spans.append(Span(" " + DisplayWidth.fitRight(rowsText(entry.rows), width: columns.rows), style(.muted)))
+        }
+        if columns.cause > 0 {
+            spans.append(Span(" " + DisplayWidth.fit(causeText(entry.cause), width: columns.cause), style(.accent)))
+        }
+        let used = columns.duration + (columns.rows > 0 ? columns.rows + 1 : 0) + (columns.cause > 0 ? columns.cause + 1 : 0)
+        spans.append(Span(" " + shortened(ActivityFormat.oneLine(entry.sql), width: width - used - 1), style(.plain)))
+        if !entry.arguments.isEmpty {
+            spans.append(Span(" " + ActivityFormat.arguments(entry.arguments), style(.muted)))
+        }
+        return ActivityLine.fit(spans, width: width, fill: selected ? highlight : .plain)
+    }
+
+    /// `sql` as it fits in `width` columns: a SELECT too long keeps its FROM and WHERE in view by eliding its
+    /// column list (`SELECT … FROM ZUSER t0 WHERE t0.Z_PK = ?`); the line is cut after that if need be.
+    static func shortened(_ sql: String, width: Int) -> String {
+        guard DisplayWidth.of(sql) > width, sql.hasPrefix("SELECT "), let from = sql.range(of: " FROM ") else { return sql }
+        return "SELECT …" + sql[from.lowerBound...]
+    }
+
+    private static func rowsText(_ rows: Int) -> String { ActivityFormat.count(rows, "row") }
+
+    private static func causeText(_ cause: StatementCause) -> String { ActivityFormat.oneLine(cause.description) }
+}

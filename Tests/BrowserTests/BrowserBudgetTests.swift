@@ -1,0 +1,110 @@
+import Browser
+import ChatFixture
+import Foundation
+import GraphStore
+import Testing
+
+/// The browser's SQL budgets on the default fixture (1,000 users, 300 chats, 60,000 messages), through the same
+/// model `faultline trace` drives: counted statements, not timings.
+@Suite(.serialized) struct BrowserBudgetTests {
+    /// The default fixture, generated once for the suite into a temporary folder.
+    static let fixture: String = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("browser-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("chat.sqlite").path
+        _ = try! FixtureGenerator(options: .defaults, corpus: try ChatCorpus.load()).generate(to: path)
+        return path
+    }()
+
+    /// A copy of the fixture for tests that write.
+    static func copy() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString).sqlite").path
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        return path
+    }
+
+    private func model(_ settings: BrowserSettings = BrowserSettings(), path: String = fixture) throws -> BrowserModel {
+        try BrowserModel(path: path, settings: settings, width: 120, height: 40)
+    }
+
+    @Test func theFirstScreenOpeningAChatAndMovingStayWithinBudget() throws {
+        let model = try model()
+        let start = model.apply(.start)
+        #expect(start.totals.statements <= 4, "first chat-list screen: \(start.totals.statements) statements")
+        #expect(model.state.chatList.rows.count > 10)
+        // Within the loaded batch: no SQL at all.
+        for _ in 0..<5 {
+            #expect(model.apply(.down).totals.statements == 0)
+        }
+        let open = model.apply(.open)
+        #expect(open.totals.statements <= 4, "opening a chat: \(open.totals.statements) statements")
+        #expect(!(model.state.openChat?.rows.isEmpty ?? true))
+        #expect(model.apply(.up).totals.statements == 0)
+        // Paging the chat list into the next batch.
+        _ = model.apply(.back)
+        var next = 0
+        for _ in 0..<4 { next = max(next, model.apply(.pageDown).totals.statements) }
+        #expect(next <= 3, "the next batch: \(next) statements")
+    }
+
+    @Test func withPrefetchOffTheNPlusOneWarningAppears() throws {
+        let model = try model(BrowserSettings(prefetch: .off))
+        model.apply(.start)
+        let summary = try #require(model.activity.monitor.lastAction)
+        #expect(summary.warnings.contains { $0.message.contains("N+1") }, "\(summary.warnings)")
+        // The same screen with prefetching joined: no warning.
+        let tuned = try self.model()
+        tuned.apply(.start)
+        #expect(!(tuned.activity.monitor.lastAction?.warnings.contains { $0.message.contains("N+1") } ?? true))
+    }
+
+    @Test func countingMembersWithoutTheDerivedCountFiresTheRelationship() throws {
+        let model = try model(BrowserSettings(derivedCounts: false))
+        let start = model.apply(.start)
+        #expect(start.totals.relationshipFaults > 0)
+        #expect(model.activity.monitor.lastAction?.warnings.contains { $0.message.contains("membersCount") } == true)
+    }
+
+    @Test func theDeleteDemoPreviewsDeletesSavesAndUndoesAfterTheSave() throws {
+        let path = try Self.copy()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let model = try model(path: path)
+        model.apply(.start)
+        let title = try #require(model.state.chatList.rows.first?.title)
+        let count = model.state.chatList.count
+        model.apply(.delete)
+        guard case .deletePreview(let preview) = model.state.overlay else {
+            Issue.record("no preview: \(model.state.overlay)")
+            return
+        }
+        #expect(preview.denied.isEmpty)
+        #expect(preview.deleted.contains { $0.0 == "Message" && $0.1 > 0 })
+        model.apply(.confirm)
+        #expect(model.state.chatList.count == count - 1)
+        #expect(model.state.chatList.rows.first?.title != title)
+        #expect(model.state.pending != nil)
+        let save = model.apply(.save)
+        #expect(save.totals.saves == 1)
+        #expect(try StoreIntegrityCheck.run(path: path).violations.isEmpty)
+        model.apply(.undo)
+        #expect(model.state.chatList.count == count)
+        #expect(model.state.chatList.rows.first?.title == title)
+        #expect(model.state.pending == nil)
+        #expect(try StoreIntegrityCheck.run(path: path).violations.isEmpty)
+    }
+
+    @Test func readOnlyRefusesDeletes() throws {
+        let model = try model(BrowserSettings(readOnly: true))
+        model.apply(.start)
+        model.apply(.delete)
+        #expect(model.state.overlay == .none)
+        #expect(model.state.messageIsError && model.state.message?.contains("read-only") == true)
+    }
+
+    @Test func scriptsParseAndBadActionsAreNamed() throws {
+        #expect(try BrowserAction.script("down 3; open; search ski; batch 100; resize 80x24") ==
+            [.down, .down, .down, .open, .search("ski"), .batch(100), .resize(width: 80, height: 24)])
+        #expect(throws: ScriptError.self) { try BrowserAction.script("down; fly") }
+        #expect(throws: ScriptError.self) { try BrowserAction.script("open 2") }
+    }
+}
