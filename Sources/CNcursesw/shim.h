@@ -36,4 +36,8 @@ static inline mmask_t faultline_button4_pressed(void) { return BUTTON4_PRESSED; 
 static inline mmask_t faultline_button5_pressed(void) { return BUTTON5_PRESSED; }
 static inline mmask_t faultline_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
 
+// The standard streams (C globals), for newterm.
+static inline FILE *faultline_stdin(void) { return stdin; }
+static inline FILE *faultline_stdout(void) { return stdout; }
+
 #endif

@@ -18,25 +18,13 @@ struct Faultline: ParsableCommand {
             """,
         version: "faultline \(version)",
         subcommands: [ModelCommand.self, FixtureCommand.self, CheckCommand.self, DeleteCommand.self, BenchCommand.self, ScenarioCommand.self,
-                      TraceCommand.self]
+                      TraceCommand.self, BrowseCommand.self]
     )
 
-    /// With no subcommand: make sure the default store exists, then say what it holds. (The browser, when it
-    /// lands, takes this place.)
+    /// With no subcommand: the browser on the default chat store, with its default settings (`faultline browse`
+    /// takes a store and options).
     func run() throws {
-        let path = try DefaultFixture.ensure()
-        do {
-            let store = try PersistentStore.open(path: path, model: try ChatModel.make(), options: .init(readOnly: true))
-            let counts = try store.database.read { db in
-                try ["ZUSER", "ZCHAT", "ZMESSAGE"].map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? 0 }
-            }
-            print("\(path): \(counts[0]) users, \(counts[1]) chats, \(counts[2]) messages")
-            print("Run 'faultline check' to verify it, 'faultline bench' to measure the store, 'faultline --help' for more.")
-        } catch let error as StoreError {
-            throw CommandFailure(error)
-        } catch {
-            throw CommandFailure("\(path): \(error)")
-        }
+        try BrowseCommand.browse(try BrowserOptions.parse([]), sqlDebug: try SQLDebugOptions.parse([]))
     }
 
     static func main() {
