@@ -19,6 +19,10 @@ enum TerminalSignals {
     static let resizePending = Atomic<Bool>(false)
     /// Whether a screen is open, so crash and exit hooks know whether there is a terminal to restore.
     static let screenIsOpen = Atomic<Bool>(false)
+    /// Whether our handlers are in place, so a second `install` cannot take them for the actions to restore.
+    private static let handlersInstalled = Atomic<Bool>(false)
+    /// Set by the first crash signal; a second one ends the process with the default action.
+    private static let crashing = Atomic<Bool>(false)
     private static let exitHookRegistered = Atomic<Bool>(false)
 
     private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
@@ -28,8 +32,9 @@ enum TerminalSignals {
     /// action, or Swift's backtracer). Written only while none of our handlers is installed; read by them.
     nonisolated(unsafe) private static var previousActions: [Int32: sigaction] = [:]
 
-    /// Installs the handlers and, once per process, the exit hook.
+    /// Installs the handlers and, once per process, the exit hook. Does nothing while they are installed.
     static func install() {
+        guard !handlersInstalled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pendingEnding.store(0, ordering: .relaxed)
         resizePending.store(false, ordering: .relaxed)
         previousActions = [:]
@@ -54,6 +59,7 @@ enum TerminalSignals {
 
     /// Puts back what each signal did before `install`.
     static func restore() {
+        guard handlersInstalled.exchange(false, ordering: .acquiringAndReleasing) else { return }
         for (signal, action) in previousActions {
             var action = action
             sigaction(signal, &action, nil)
@@ -70,11 +76,15 @@ enum TerminalSignals {
     }
 
     /// Leaves the terminal usable, then lets the crash proceed as it would have without a screen: the previous
-    /// action runs on the re-raised signal once this handler returns.
+    /// action runs on the re-raised signal once this handler returns. Should that action lead back here, the
+    /// default one ends the process rather than a loop.
     private static func restoreTerminalThenCrash(_ signal: Int32) {
-        if screenIsOpen.load(ordering: .acquiring) { endwin() }
-        var previous = previousActions[signal] ?? sigaction()
-        sigaction(signal, &previous, nil)
+        var next = sigaction()
+        if !crashing.exchange(true, ordering: .relaxed) {
+            if screenIsOpen.load(ordering: .acquiring) { endwin() }
+            next = previousActions[signal] ?? next
+        }
+        sigaction(signal, &next, nil)
         raise(signal)
     }
 }

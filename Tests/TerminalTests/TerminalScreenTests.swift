@@ -143,6 +143,21 @@ import Testing
         #expect(reopened.screen.pendingSignal == nil)
     }
 
+    @Test func closingPutsBackTheSignalHandlersThatWereThere() throws {
+        func handlers() -> [UnsafeRawPointer?] {
+            [SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGSEGV, SIGABRT].map { signal in
+                var action = sigaction()
+                sigaction(signal, nil, &action)
+                return unsafeBitCast(action.__sigaction_handler.sa_handler, to: UnsafeRawPointer?.self)
+            }
+        }
+        let before = handlers()
+        let headless = try HeadlessScreen(width: 10, height: 2)
+        #expect(handlers() != before)
+        headless.screen.close()
+        #expect(handlers() == before)
+    }
+
     @Test func closingTwiceIsHarmlessAndEndsDrawingAndReading() throws {
         let headless = try HeadlessScreen(width: 10, height: 2)
         headless.screen.close()
