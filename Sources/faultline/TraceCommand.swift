@@ -79,6 +79,11 @@ struct TraceReport: Encodable {
         let fetches: Int
         let ms: Double
 
+        init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, relationshipFaults: Int, fetches: Int, ms: Double) {
+            (self.action, self.sql, self.faults, self.cacheHits) = (action, sql, faults, cacheHits)
+            (self.cacheMisses, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, relationshipFaults, fetches, ms)
+        }
+
         init(_ cost: ActionCost) {
             action = cost.action
             sql = cost.totals.statements
@@ -91,27 +96,19 @@ struct TraceReport: Encodable {
         }
     }
 
-    struct Totals: Encodable {
-        let sql: Int
-        let faults: Int
-        let cacheHits: Int
-        let cacheMisses: Int
-        let relationshipFaults: Int
-        let fetches: Int
-        let ms: Double
-    }
-
     let screen: String
     let actions: [Cost]
-    let totals: Totals
+    /// The sums over every action (its `action` is "totals").
+    let totals: Cost
 
     init(screen: String, costs: [ActionCost]) {
         self.screen = screen
-        actions = costs.map(Cost.init)
-        totals = Totals(sql: actions.reduce(0) { $0 + $1.sql }, faults: actions.reduce(0) { $0 + $1.faults },
-                        cacheHits: actions.reduce(0) { $0 + $1.cacheHits }, cacheMisses: actions.reduce(0) { $0 + $1.cacheMisses },
-                        relationshipFaults: actions.reduce(0) { $0 + $1.relationshipFaults },
-                        fetches: actions.reduce(0) { $0 + $1.fetches }, ms: actions.reduce(0) { $0 + $1.ms })
+        let actions = costs.map(Cost.init)
+        func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
+        self.actions = actions
+        totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),
+                      cacheMisses: sum(\.cacheMisses), relationshipFaults: sum(\.relationshipFaults), fetches: sum(\.fetches),
+                      ms: actions.reduce(0) { $0 + $1.ms })
     }
 
     func json() -> String {
