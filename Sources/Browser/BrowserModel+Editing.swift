@@ -1,5 +1,6 @@
 import Foundation
 import GraphStore
+import Terminal
 
 /// The delete-cascade demo: preview from the deletion plan, delete in the context, save, undo and redo.
 extension BrowserModel {
@@ -13,7 +14,7 @@ extension BrowserModel {
         case .messages:
             guard let messages, let open = state.openChat, open.selected < messages.count else { return nil }
             let message = messages[open.selected]
-            return (message, "message '\(DisplayText.short(message.value(forKey: "text") as? String ?? "", 30))'")
+            return (message, "message '\(DisplayWidth.truncate(Self.oneLine(message.value(forKey: "text") as? String ?? ""), width: 30))'")
         case .members:
             guard let open = state.openChat, open.memberSelected < members.count else { return nil }
             let member = members[open.memberSelected]
@@ -130,13 +131,5 @@ extension BrowserModel {
             }
         }
         reloadAll()
-    }
-}
-
-/// Short forms of text for messages in the status line.
-enum DisplayText {
-    static func short(_ text: String, _ limit: Int) -> String {
-        let line = text.replacingOccurrences(of: "\n", with: " ")
-        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
     }
 }
