@@ -87,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FaultlineTests",
-            dependencies: ["faultline", "GraphStore", "Scenarios"]
+            dependencies: ["faultline", "GraphStore", "Scenarios", "Terminal"]
         ),
     ],
     swiftLanguageModes: [.v6]

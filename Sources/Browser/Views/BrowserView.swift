@@ -39,7 +39,9 @@ public enum BrowserView {
 
     static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {
         let settings = state.settings
-        var spans = [Span(" \(state.storeName) ", Style(.status, bold: true))]
+        // A long file name must not push the settings and the unsaved count off the line.
+        let name = DisplayWidth.truncate(state.storeName, width: max(12, width / 4))
+        var spans = [Span(" \(name) ", Style(.status, bold: true))]
         let levers = " \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "derived" : "counted")"
         spans.append(Span(levers, Style(.status)))
         if settings.readOnly { spans.append(Span(" · read-only", Style(.status))) }

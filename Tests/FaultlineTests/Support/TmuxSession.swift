@@ -60,9 +60,10 @@ final class TmuxSession {
 
     deinit { close() }
 
-    /// The screen as text: one line per row, trailing blanks cut, wide characters once each.
-    func capture() throws -> String {
-        try tmux(["capture-pane", "-p", "-t", "S"])
+    /// The screen as text: one line per row, trailing blanks cut, wide characters once each. With
+    /// `joiningWrappedLines`, a line the terminal wrapped at its edge comes back as one.
+    func capture(joiningWrappedLines: Bool = false) throws -> String {
+        try tmux(["capture-pane", "-p", "-t", "S"] + (joiningWrappedLines ? ["-J"] : []))
     }
 
     /// Polls the screen every 50 ms until it shows `text`, and returns that screen.
@@ -96,6 +97,38 @@ final class TmuxSession {
     /// Types `literal` as it is, UTF-8 included.
     func type(_ literal: String) throws {
         try tmux(["send-keys", "-t", "S", "-l", literal])
+    }
+
+    /// A tmux format expanded for the pane, e.g. `"#{alternate_on}"` (1 while the command uses the alternate screen).
+    func format(_ format: String) throws -> String {
+        try tmux(["display-message", "-p", "-t", "S", format]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The terminal modes a full-screen program changes and must give back when it ends: the alternate screen,
+    /// cursor visibility, mouse reporting and the keypad modes. `restored` is how a shell leaves them.
+    struct Modes: Equatable, CustomStringConvertible {
+        var alternateScreen: Bool
+        var cursorVisible: Bool
+        var mouseReporting: Bool
+        var keypad: Bool
+        var cursorKeys: Bool
+
+        static let restored = Modes(alternateScreen: false, cursorVisible: true, mouseReporting: false, keypad: false,
+                                    cursorKeys: false)
+
+        var description: String {
+            "alternate \(alternateScreen), cursor \(cursorVisible), mouse \(mouseReporting), keypad \(keypad), "
+                + "cursor keys \(cursorKeys)"
+        }
+    }
+
+    /// The pane's terminal modes now.
+    func modes() throws -> Modes {
+        let flags = try format("#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{keypad_flag} #{keypad_cursor_flag}")
+            .split(separator: " ").map { $0 == "1" }
+        guard flags.count == 5 else { throw Failure.couldNotStart("unexpected mode flags from tmux") }
+        return Modes(alternateScreen: flags[0], cursorVisible: flags[1], mouseReporting: flags[2], keypad: flags[3],
+                     cursorKeys: flags[4])
     }
 
     /// Resizes the window; the command gets a SIGWINCH.
