@@ -191,15 +191,18 @@ extension BrowserModel {
 
     func chatRow(_ chat: ManagedObject) -> ChatRow {
         let last = chat.object(forKey: "lastMessage")
+        let isGroup = chat.entityName == "GroupChat"
         let count: Int
-        if state.settings.derivedCounts {
+        if !isGroup {
+            count = 0 // A direct chat shows no member count, so none is read.
+        } else if state.settings.derivedCounts {
             if case .integer(let value) = chat.attributeValue(forKey: "membersCount") { count = Int(value) } else { count = 0 }
         } else {
             count = chat.count(forKey: "members")
         }
         return ChatRow(
             title: chat.value(forKey: "title") as? String ?? "",
-            isGroup: chat.entityName == "GroupChat",
+            isGroup: isGroup,
             membersCount: count,
             preview: (last?.value(forKey: "text") as? String).map(Self.oneLine) ?? "",
             sender: last?.object(forKey: "sender")?.value(forKey: "name") as? String,

@@ -53,6 +53,48 @@ public enum DisplayWidth {
         pad(truncate(text, width: width), width: width)
     }
 
+    /// `text` broken into lines of at most `width` columns, at spaces where it can be and inside a word only when the
+    /// word alone is wider than a line. Never returns an empty array.
+    ///
+    /// ```swift
+    /// DisplayWidth.wrap("N+1: 20 faults of User one by one", width: 16)
+    /// // ["N+1: 20 faults", "of User one by", "one"]
+    /// ```
+    public static func wrap(_ text: String, width: Int) -> [String] {
+        guard width > 0 else { return [text] }
+        var lines: [String] = []
+        var line = ""
+        var used = 0
+        for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
+            let columns = of(word)
+            if used > 0, used + 1 + columns <= width {
+                line += " " + word
+                used += 1 + columns
+                continue
+            }
+            if used > 0 {
+                lines.append(line)
+                (line, used) = ("", 0)
+            }
+            if columns <= width {
+                (line, used) = (word, columns)
+                continue
+            }
+            // A word wider than a line: as many characters per line as fit.
+            for character in word {
+                let characterColumns = of(String(character))
+                if used + characterColumns > width, used > 0 {
+                    lines.append(line)
+                    (line, used) = ("", 0)
+                }
+                line.append(character)
+                used += characterColumns
+            }
+        }
+        if used > 0 || lines.isEmpty { lines.append(line) }
+        return lines
+    }
+
     /// Exactly `width` columns, the text at the right.
     public static func fitRight(_ text: String, width: Int) -> String {
         let cut = truncate(text, width: width)

@@ -96,12 +96,13 @@ import Testing
             "SQL 7 stmts 1.3ms  rows 12              ",
             "faults 12  hits 6  misses 6             ",
             "rel. faults 1  fetches 1  saves 0 (1 fa…",
-            "! N+1: 6 faults of User one by one — pr…",
-            "! count of Chat.members fired the relat…",
+            // Warnings are wrapped, not cut: the advice is at their end. The totals give way to them.
+            "! N+1: 6 faults of User one by one —    ",
+            "  prefetch sender                       ",
+            "! count of Chat.members fired the       ",
+            "  relationship (6 faults) — use         ",
+            "  membersCount (derived count)          ",
             "since start                             ",
-            "SQL 12,345 stmts 1.23s  rows 99,000     ",
-            "faults 3,000  hits 2,500  misses 500    ",
-            "rel. faults 20  fetches 30  saves 2     ",
             "stmts/s              ▁ ▂▃▁  █▁ max 40   ",
             "SQL/s                ▁ ▂▃▁  █▁ max 3.9ms",
         ])
@@ -114,11 +115,11 @@ import Testing
             "faults 12  hits 6  misses 6            │ faults 3,000  hits 2,500  misses 500   ",
             "rel. faults 1  fetches 1  saves 0 (1 … │ rel. faults 20  fetches 30  saves 2    ",
             "! N+1: 6 faults of User one by one — prefetch sender                            ",
-            "! count of Chat.members fired the relationship (6 faults) — use membersCount (d…",
+            "! count of Chat.members fired the relationship (6 faults) — use membersCount    ",
+            "  (derived count)                                                               ",
             "by entity Message 6 · User 6 · DirectChat 1                                     ",
             "stmts/s                                                    ▁ ▂▃▁  █▁ max 40     ",
             "SQL/s                                                      ▁ ▂▃▁  █▁ max 3.9ms  ",
-            "                                                                                ",
         ])
     }
 
@@ -128,8 +129,8 @@ import Testing
             "SQL 7 stmts 1.3ms  rows 12    ",
             "faults 12  hits 6  misses 6   ",
             "rel. faults 1  fetches 1  sav…",
-            "! N+1: 6 faults of User one b…",
-            "! count of Chat.members fired…",
+            "! N+1: 6 faults of User one by",
+            "  one — prefetch sender       ",
         ])
         // Without warnings, the sparklines come before the totals.
         let quiet = ActionSummary(action: "down", rootEntity: "Chat", counts: ActivityCounts(), saveSucceeded: nil, warnings: [])

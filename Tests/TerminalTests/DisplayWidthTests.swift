@@ -21,4 +21,16 @@ import Testing
         #expect(DisplayWidth.fitRight("12", width: 4) == "  12")
         #expect(DisplayWidth.truncate("abc", width: 0) == "")
     }
+
+    @Test func wrappingBreaksAtSpacesAndInsideWordsOnlyWhenTheyAreWiderThanALine() {
+        #expect(DisplayWidth.wrap("N+1: 20 faults of User one by one", width: 16) == ["N+1: 20 faults", "of User one by", "one"])
+        #expect(DisplayWidth.wrap("short", width: 10) == ["short"])
+        #expect(DisplayWidth.wrap("", width: 10) == [""])
+        // Wide characters count two columns; a word wider than the line is split between characters.
+        #expect(DisplayWidth.wrap("日本語の文章 ok", width: 6) == ["日本語", "の文章", "ok"])
+        #expect(DisplayWidth.wrap("abcdefgh", width: 3) == ["abc", "def", "gh"])
+        for line in DisplayWidth.wrap("렌탈 스키 🎿 and 日本語 words mixed in a long line", width: 7) {
+            #expect(DisplayWidth.of(line) <= 7, "\(line)")
+        }
+    }
 }

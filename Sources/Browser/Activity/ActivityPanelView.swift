@@ -39,8 +39,11 @@ public enum ActivityPanelView {
             sections.append(Section(priority: 0, lines: [ActivityLine.fit(title, width: width)]))
             sections.append(Section(priority: 1, lines: figures(counts).map { ActivityLine.fit($0, width: width) }))
         }
-        sections.append(Section(priority: 2, lines: (summary?.warnings ?? []).map {
-            ActivityLine.fit([Span("! " + $0.message, Style(.warning))], width: width)
+        sections.append(Section(priority: 2, lines: (summary?.warnings ?? []).flatMap { warning in
+            // Wrapped, not cut: the advice (what to prefetch, which count to derive) is at the end.
+            DisplayWidth.wrap(warning.message, width: max(1, width - 2)).enumerated().map { index, text in
+                ActivityLine.fit([Span((index == 0 ? "! " : "  ") + text, Style(.warning))], width: width)
+            }
         }))
         sections.append(Section(priority: 5, lines: mostFaulted(counts, width: width)))
         if width < twoColumnWidth {
