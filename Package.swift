@@ -37,6 +37,8 @@ let package = Package(
             dependencies: [
                 "GraphStore",
                 "ChatFixture",
+                "Browser",
+                "Terminal",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -83,7 +85,8 @@ let package = Package(
         ),
         .testTarget(
             name: "BrowserTests",
-            dependencies: ["Browser", "Terminal", "GraphStore", "ChatFixture"]
+            dependencies: ["Browser", "Terminal", "GraphStore", "ChatFixture"],
+            exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "FaultlineTests",

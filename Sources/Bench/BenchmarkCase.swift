@@ -65,8 +65,9 @@ struct BenchmarkVariant {
 enum BenchmarkGoal {
     /// `ratio` (first variant's median over the second's) at most `limit`.
     case ratioAtMost(Double)
-    /// The first variant's median per operation at most `limit` µs; `operations` is how many it did per run.
-    case microsecondsPerOperationAtMost(Double, operations: Int)
+    /// The first variant's median per operation at most `limit` µs; `operations` is how many it did per run, and
+    /// `operation` names one in the report ("fault", "frame").
+    case microsecondsPerOperationAtMost(Double, operations: Int, operation: String = "fault")
     /// `ratio` at most `limit`, and the first variant's peak memory (largest over its runs) under `megabytes` MB.
     case ratioAndPeakMemoryAtMost(Double, megabytes: Double)
     /// `ratio` at most `limit`, and the first variant at least `factor` times faster (by median) than `variant`; with
@@ -107,4 +108,5 @@ public enum BenchmarkCaseName: String, CaseIterable, Sendable {
     case chatList = "chat-list"
     case chatListScroll = "chat-list-scroll"
     case cascadeDelete = "cascade-delete"
+    case renderFrame = "render-frame"
 }

@@ -47,8 +47,10 @@ public struct BenchmarkReport: Sendable {
                 "\"target\":\(Self.quoted(result.target))",
                 "\"met\":\(result.met)",
             ]
-            if let perFault = result.microsecondsPerOperation {
-                fields.append("\"usPerFault\":\(Self.number(perFault))")
+            if let perOperation = result.microsecondsPerOperation {
+                // usPerFault, usPerFrame.
+                let key = "usPer" + (result.operation ?? "operation").capitalized
+                fields.append("\(Self.quoted(key)):\(Self.number(perOperation))")
             }
             if let rows = result.rows {
                 fields.append("\"rows\":\(rows)")
@@ -116,8 +118,8 @@ public struct BenchmarkReport: Sendable {
             for (index, variant) in result.variants.enumerated() {
                 let first = index == 0
                 var verdict = result.met ? "yes" : "NO"
-                if let perFault = result.microsecondsPerOperation {
-                    verdict += String(format: " (%.3f µs per fault)", perFault)
+                if let perOperation = result.microsecondsPerOperation {
+                    verdict += String(format: " (%.3f µs per ", perOperation) + (result.operation ?? "operation") + ")"
                 }
                 if let speedup = result.speedup, let over = result.speedupOver {
                     verdict += String(format: " (%.1f× faster than ", speedup) + over + ")"

@@ -40,6 +40,7 @@ public struct BenchmarkRunner {
             let fixtureCase = FixtureCase(folder: folder, quick: quick, executable: executable)
             let chatList = ChatListCases(folder: folder, quick: quick, opened: opened)
             let cascadeDelete = CascadeDeleteCase(folder: folder, quick: quick, opened: opened)
+            let renderFrame = RenderFrameCase(folder: folder, quick: quick, opened: opened)
             for name in selected {
                 progress("\(name.rawValue): preparing")
                 let prepared = try Self.describingFailures(name.rawValue) {
@@ -47,6 +48,7 @@ public struct BenchmarkRunner {
                     case .fixtureGenerate: try fixtureCase.prepare()
                     case .chatList, .chatListScroll: try chatList.prepare(name)
                     case .cascadeDelete: try cascadeDelete.prepare()
+                    case .renderFrame: try renderFrame.prepare()
                     default: try cases.prepare(name)
                     }
                 }
@@ -129,13 +131,15 @@ public struct BenchmarkRunner {
         let ratio = figures[0].medianMs / max(figures[1].medianMs, .leastNonzeroMagnitude)
         let met: Bool
         var microsecondsPerOperation: Double?
+        var operationName: String?
         var speedup: (over: String, times: Double)?
         switch prepared.goal {
         case .ratioAtMost(let limit):
             met = ratio <= limit
-        case .microsecondsPerOperationAtMost(let limit, let operations):
+        case .microsecondsPerOperationAtMost(let limit, let operations, let operation):
             let perOperation = figures[0].medianMs * 1000 / Double(operations)
             microsecondsPerOperation = perOperation
+            operationName = operation
             met = perOperation <= limit
         case .ratioAndPeakMemoryAtMost(let limit, let megabytes):
             guard let peak = figures[0].peakMegabytes else {
@@ -163,7 +167,7 @@ public struct BenchmarkRunner {
             met = ratio <= limit && last - first < megabytes
         }
         return CaseResult(name: prepared.name, variants: figures, ratio: ratio, target: prepared.target, met: met,
-                          microsecondsPerOperation: microsecondsPerOperation, rows: prepared.rows,
+                          microsecondsPerOperation: microsecondsPerOperation, operation: operationName, rows: prepared.rows,
                           speedupOver: speedup?.over, speedup: speedup?.times, deletion: prepared.deletion)
     }
 
@@ -221,6 +225,8 @@ public struct CaseResult: Sendable {
     public let met: Bool
     /// For cases whose target is a time per operation: the first variant's median per operation, in µs.
     public let microsecondsPerOperation: Double?
+    /// What one operation is, for those cases ("fault", "frame").
+    public let operation: String?
     /// For cases that write rows: how many each run writes.
     public let rows: Int?
     /// For cases whose target includes beating another variant: that variant, and how many times its median the

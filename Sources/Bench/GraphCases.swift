@@ -57,6 +57,7 @@ final class GraphCases {
         case .fixtureGenerate: preconditionFailure("fixture-generate is a FixtureCase")
         case .chatList, .chatListScroll: preconditionFailure("\(name.rawValue) is a ChatListCases case")
         case .cascadeDelete: preconditionFailure("cascade-delete is a CascadeDeleteCase")
+        case .renderFrame: preconditionFailure("render-frame is a RenderFrameCase")
         }
     }
 

@@ -6,11 +6,23 @@ import Terminal
 public final class ActivityLog {
     private let recorder = ActivityRecorder()
     public private(set) var monitor: ActivityMonitor
-    private let origin = ContinuousClock.now
+    /// Seconds from a fixed origin, read as each action ends (the sparklines count per whole second).
+    private let clock: () -> Double
 
-    init(coordinator: PersistentStoreCoordinator) {
+    /// - Parameter clock: seconds from any fixed origin, read as each action ends; nil for the monotonic clock,
+    ///   counted from now. Tests pass a constant so that the sparklines do not depend on how fast they run.
+    init(coordinator: PersistentStoreCoordinator, clock: (() -> Double)? = nil) {
         recorder.attach(to: coordinator.events)
         monitor = ActivityMonitor(model: coordinator.model, recorder: recorder)
+        if let clock {
+            self.clock = clock
+        } else {
+            let origin = ContinuousClock.now
+            self.clock = {
+                let elapsed = (ContinuousClock.now - origin).components
+                return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            }
+        }
     }
 
     deinit { recorder.detach() }
@@ -20,8 +32,7 @@ public final class ActivityLog {
     }
 
     func end() {
-        let elapsed = (ContinuousClock.now - origin).components
-        monitor.end(at: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+        monitor.end(at: clock())
     }
 
     func reset() { monitor.resetCounters() }

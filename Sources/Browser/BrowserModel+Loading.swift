@@ -21,7 +21,13 @@ extension BrowserModel {
         var request = FetchRequest(entityName: "Message",
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)])
-        configure(&request, keyPaths: ["sender", "replyTo.sender"])
+        configure(&request, keyPaths: ["sender", "replyTo.sender", "reactions"])
+        // A batch is at least the pane's height: opening a chat fetches its first screen in one batch, so the
+        // screen costs one statement for the messages with their senders and quotes, one for their reactions and
+        // the count, whatever the batch size.
+        if request.fetchBatchSize > 0 {
+            request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(Layout(width: state.width, height: state.height).main))
+        }
         return request
     }
 
@@ -241,7 +247,7 @@ extension BrowserModel {
             text: Self.oneLine(message.value(forKey: "text") as? String ?? ""),
             sentAt: message.value(forKey: "sentAt") as? Date ?? Date(timeIntervalSinceReferenceDate: 0),
             replyQuote: quote,
-            reactions: "",
+            reactions: Self.reactionSummary(message),
             placeholder: Self.placeholder(kind: kind))
     }
 
@@ -259,6 +265,17 @@ extension BrowserModel {
         let role = (member as? ChatMember)?.role ?? .member
         return MemberRow(role: "\(role)", name: member.object(forKey: "user")?.value(forKey: "name") as? String ?? "(gone)",
                          joinedAt: member.value(forKey: "joinedAt") as? Date ?? Date(timeIntervalSinceReferenceDate: 0))
+    }
+
+    /// A message's reactions as a messenger shows them: each emoji with its count, the most frequent first
+    /// (`❤️3 😂1`); empty when there are none.
+    static func reactionSummary(_ message: ManagedObject) -> String {
+        let reactions = message.objects(forKey: "reactions")
+        guard !reactions.isEmpty else { return "" }
+        var counts: [String: Int] = [:]
+        for reaction in reactions { counts[reaction.value(forKey: "emoji") as? String ?? "?", default: 0] += 1 }
+        return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .map { "\($0.key)\($0.value)" }.joined(separator: " ")
     }
 
     static func oneLine(_ text: String) -> String {

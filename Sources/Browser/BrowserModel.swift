@@ -26,7 +26,11 @@ public final class BrowserModel {
     var pendingDeletion: ManagedObject?
     public let activity: ActivityLog
 
-    public init(path: String, settings: BrowserSettings, width: Int, height: Int) throws(StoreError) {
+    /// - Parameter activityClock: seconds from any fixed origin, read as each action ends to place it in the
+    ///   activity sparklines' per-second buckets; nil (the default) for the monotonic clock, counted from now.
+    ///   Tests pass a constant so that the screens do not depend on timing.
+    public init(path: String, settings: BrowserSettings, width: Int, height: Int,
+                activityClock: (() -> Double)? = nil) throws(StoreError) {
         let model: ObjectModel
         do {
             model = try ChatModel.make()
@@ -38,7 +42,7 @@ public final class BrowserModel {
         context = ObjectContext(coordinator: coordinator, name: "browser")
         context.undoLevels = 50
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
-        activity = ActivityLog(coordinator: coordinator)
+        activity = ActivityLog(coordinator: coordinator, clock: activityClock)
     }
 
     /// Carries out one action; returns what it cost in the object graph.
@@ -74,7 +78,14 @@ public final class BrowserModel {
             default: return nil
             }
         case .help:
-            return .cancel
+            // The help scrolls when the window is too short for it; any other key closes it.
+            switch key {
+            case .up, .character("k"): return .up
+            case .down, .character("j"): return .down
+            case .pageUp: return .pageUp
+            case .pageDown, .character(" "): return .pageDown
+            default: return .cancel
+            }
         case .search(let text):
             switch key {
             case .enter: return .search(text)
@@ -106,6 +117,10 @@ public final class BrowserModel {
             state.width = width
             state.height = height
             fillVisibleRows()
+        case .up where state.overlay == .help: scrollHelp(by: -1)
+        case .down where state.overlay == .help: scrollHelp(by: 1)
+        case .pageUp where state.overlay == .help: scrollHelp(by: -OverlayView.helpRowsShown(state))
+        case .pageDown where state.overlay == .help: scrollHelp(by: OverlayView.helpRowsShown(state))
         case .up: move(by: -1)
         case .down: move(by: 1)
         case .pageUp: move(by: -pageSize)
@@ -166,7 +181,9 @@ public final class BrowserModel {
             activity.reset()
             state.message = "counters reset"
         case .explain: explainSelected()
-        case .help: state.overlay = state.overlay == .help ? .none : .help
+        case .help:
+            state.overlay = state.overlay == .help ? .none : .help
+            state.helpTop = 0
         case .quit:
             if context.hasChanges {
                 state.overlay = .confirmQuit
@@ -180,6 +197,11 @@ public final class BrowserModel {
     }
 
     private var layout: Layout { Layout(width: state.width, height: state.height) }
+
+    private func scrollHelp(by rows: Int) {
+        let last = max(0, KeyTable.helpRows().count - OverlayView.helpRowsShown(state))
+        state.helpTop = max(0, min(last, state.helpTop + rows))
+    }
 
     private var pageSize: Int {
         max(1, Layout.contentRows(state.focus == .chats ? layout.chats : layout.main) - 1)

@@ -11,6 +11,8 @@ public struct BrowserState: Equatable, Sendable {
     public var settings: BrowserSettings
     public var focus = Pane.chats
     public var overlay = Overlay.none
+    /// The first key row the help shows, when the window is too short for all of them.
+    public var helpTop = 0
 
     public var chatList = ChatListState()
     public var openChat: OpenChatState?

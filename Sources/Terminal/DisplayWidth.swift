@@ -18,6 +18,18 @@ public enum DisplayWidth {
         return total
     }
 
+    /// Whether `text` takes more than `width` columns; stops measuring as soon as it does, so a long text costs
+    /// no more than its first `width` columns.
+    public static func exceeds(_ text: String, _ width: Int) -> Bool {
+        TerminalLocale.ensureUTF8()
+        var total = 0
+        for scalar in text.unicodeScalars {
+            total += DisplayWidth.width(of: scalar)
+            if total > width { return true }
+        }
+        return false
+    }
+
     /// Columns one scalar takes: what `wcwidth` says, with control characters (which views never draw) as 0.
     public static func width(of scalar: Unicode.Scalar) -> Int {
         if scalar.value < 0x7F { return scalar.value >= 0x20 ? 1 : 0 }
@@ -28,13 +40,14 @@ public enum DisplayWidth {
     /// grapheme clusters only: a wide character that would straddle the edge is left out.
     public static func truncate(_ text: String, width: Int, ellipsis: String = "…") -> String {
         guard width > 0 else { return "" }
-        guard of(text) > width else { return text }
+        guard exceeds(text, width) else { return text }
         let room = width - of(ellipsis)
         guard room >= 0 else { return "" }
         var result = ""
         var used = 0
         for character in text {
-            let columns = of(String(character))
+            var columns = 0
+            for scalar in character.unicodeScalars { columns += Self.width(of: scalar) }
             if used + columns > room { break }
             result.append(character)
             used += columns

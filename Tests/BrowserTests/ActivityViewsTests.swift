@@ -103,8 +103,8 @@ import Testing
             "  relationship (6 faults) — use         ",
             "  membersCount (derived count)          ",
             "since start                             ",
-            "stmts/s              ▁ ▂▃▁  █▁ max 40   ",
-            "SQL/s                ▁ ▂▃▁  █▁ max 3.9ms",
+            "stmts/s             ▁ ▂▃▁  █▁ max 40    ",
+            "SQL/s               ▁ ▂▃▁  █▁ max 3.9ms ",
         ])
     }
 
@@ -135,7 +135,7 @@ import Testing
         // Without warnings, the sparklines come before the totals.
         let quiet = ActionSummary(action: "down", rootEntity: "Chat", counts: ActivityCounts(), saveSucceeded: nil, warnings: [])
         let lines = ActivityPanelView.lines(summary: quiet, totals: totals, timeline: timeline, width: 30, height: 6)
-        #expect(lines.map(\.text).suffix(2) == ["stmts/s    ▁ ▂▃▁  █▁ max 40   ", "SQL/s      ▁ ▂▃▁  █▁ max 3.9ms"])
+        #expect(lines.map(\.text).suffix(2) == ["stmts/s   ▁ ▂▃▁  █▁ max 40    ", "SQL/s     ▁ ▂▃▁  █▁ max 3.9ms "])
     }
 
     @Test func thePanelStylesWhatMatters() {

@@ -42,6 +42,21 @@ import Testing
         #expect((cases[0]["usPerFault"] as? Double).map { $0 > 0 } == true)
     }
 
+    /// `render-frame` draws the browser's 200×60 screen from state: no SQL, both variants produced the same text
+    /// (the runner compares their checksums), and the figure of merit is µs per frame.
+    @Test func renderFrameReportsMicrosecondsPerFrameWithoutSQL() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "render-frame"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let entry = try #require((object["cases"] as? [[String: Any]])?.first)
+        #expect(entry["name"] as? String == "render-frame")
+        #expect((entry["usPerFrame"] as? Double).map { $0 > 0 } == true)
+        #expect(entry["usPerFault"] == nil)
+        let variants = try #require(entry["variants"] as? [String: [String: Any]])
+        #expect(Set(variants.keys) == ["faultline", "text-join"])
+        #expect(variants.values.allSatisfy { $0["statements"] as? Int == 0 })
+    }
+
     /// `fixture-generate` runs `fixture generate` as a child: both variants wrote the same rows (the runner checks
     /// their fingerprints), the raw peer with one INSERT per row, and the child reported its peak memory.
     @Test func fixtureGenerateReportsRowsPerSecondAndPeakMemory() throws {
@@ -170,7 +185,7 @@ import Testing
     @Test func helpListsTheCases() throws {
         let result = try FaultlineBinary.run(["bench", "--help"])
         #expect(result.status == 0)
-        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate", "chat-list", "chat-list-scroll", "cascade-delete"] {
+        for name in ["fault-from-cache", "fault-from-sqlite", "insert-save", "observer-overhead", "fixture-generate", "chat-list", "chat-list-scroll", "cascade-delete", "render-frame"] {
             #expect(result.stdout.contains(name), "help does not mention \(name)")
         }
     }

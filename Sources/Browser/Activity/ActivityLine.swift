@@ -13,7 +13,7 @@ enum ActivityLine {
         for span in spans where !span.text.isEmpty {
             let room = width - used
             guard room > 0 else { break }
-            let text = DisplayWidth.of(span.text) <= room ? span.text : DisplayWidth.truncate(span.text, width: room)
+            let text = DisplayWidth.exceeds(span.text, room) ? DisplayWidth.truncate(span.text, width: room) : span.text
             line.append(text, span.style)
             used += DisplayWidth.of(text)
             if text != span.text { break }

@@ -91,7 +91,8 @@ public enum ActivityPanelView {
         }
         return [
             [
-                Span("SQL ", label), Span(ActivityFormat.count(counts.statements), number), Span(" stmts ", label),
+                Span("SQL ", label), Span(ActivityFormat.count(counts.statements), number),
+                Span(counts.statements == 1 ? " stmt " : " stmts ", label),
                 Span(ActivityFormat.duration(counts.sqlTime), number), Span("  rows ", label),
                 Span(ActivityFormat.count(counts.rows), number),
             ],
@@ -126,14 +127,16 @@ public enum ActivityPanelView {
             ("SQL/s", Sparkline.bars(sqlTimes.map { $0 / .nanoseconds(1) }), " max " + ActivityFormat.duration(sqlTimes.max() ?? .zero)),
         ]
         let labelWidth = 8
-        let peakWidth = rows.map { DisplayWidth.of($0.peak) }.max() ?? 0
+        // A fixed width for the peaks (room for " max 999ms"), so the bars do not move when a peak's text changes
+        // length.
+        let peakWidth = max(11, rows.map { DisplayWidth.of($0.peak) }.max() ?? 0)
         let showsPeaks = width - labelWidth - peakWidth >= 10
         let barCount = max(0, width - labelWidth - (showsPeaks ? peakWidth : 0))
         return rows.map { row in
             ActivityLine.fit([
                 Span(DisplayWidth.pad(row.label, width: labelWidth), Style(.muted)),
                 Span(String(row.bars.suffix(barCount)), Style(.accent)),
-                Span(showsPeaks ? row.peak : "", Style(.muted)),
+                Span(showsPeaks ? DisplayWidth.pad(row.peak, width: peakWidth) : "", Style(.muted)),
             ], width: width)
         }
     }

@@ -31,7 +31,7 @@ public enum SQLLogView {
             // Scrolled just enough for the selected entry and its plan to show (the plan cut when taller than the log).
             let first = selected.map { min($0, max(0, $0 + 1 + plan.count - height)) } ?? 0
             let visible = entries[first..<min(entries.count, first + height)]
-            let columns = Columns(entries, width: width)
+            let columns = Columns(entries, visible: visible, width: width)
             for (index, entry) in zip(visible.indices, visible) {
                 let isSelected = index == selected
                 lines.append(row(entry, columns: columns, selected: isSelected, width: width))
@@ -44,31 +44,39 @@ public enum SQLLogView {
         return lines + Array(repeating: ActivityLine.blank(width: width), count: height - lines.count)
     }
 
-    /// Widths of the duration, rows and cause columns (0 when left out), from all the entries, so that the columns
-    /// stay put while the log scrolls.
+    /// Widths of the duration, rows and cause columns (0 when left out). The duration column has a fixed width and
+    /// the rows column the width of the largest count in the log, so neither moves with timings; the cause column is
+    /// as wide as the longest cause in view (at most a quarter of the line). Each costs a pass over numbers or over
+    /// the lines in view, not a formatted string per entry of the log.
     private struct Columns {
+        /// Every duration `ActivityFormat` writes under 10 s (`999µs`, `9.9ms`, `999ms`, `9.99s`) fits in 5.
+        static let durationWidth = 5
         let duration: Int
         let rows: Int
         let cause: Int
 
-        init(_ entries: [SQLLogEntry], width: Int) {
-            duration = entries.map { DisplayWidth.of(ActivityFormat.duration($0.duration)) }.max() ?? 0
-            rows = width < 24 ? 0 : entries.map { DisplayWidth.of(SQLLogView.rowsText($0.rows)) }.max() ?? 0
-            cause = width < 40 ? 0 : min(width / 4, entries.map { DisplayWidth.of(SQLLogView.causeText($0.cause)) }.max() ?? 0)
+        init(_ entries: [SQLLogEntry], visible: ArraySlice<SQLLogEntry>, width: Int) {
+            duration = Self.durationWidth
+            // The widest "n rows" belongs to the largest n, except that "0 rows" is wider than "1 row".
+            let most = entries.lazy.map(\.rows).max() ?? 0
+            let widest = most == 1 && entries.contains { $0.rows == 0 } ? 0 : most
+            rows = width < 24 ? 0 : DisplayWidth.of(SQLLogView.rowsText(widest))
+            cause = width < 40 ? 0 : min(width / 4, visible.map { DisplayWidth.of(SQLLogView.causeText($0.cause)) }.max() ?? 0)
         }
     }
 
     private static func row(_ entry: SQLLogEntry, columns: Columns, selected: Bool, width: Int) -> StyledLine {
         let highlight = Style(.selection)
         func style(_ role: Role) -> Style { selected ? highlight : Style(role) }
-        var spans = [Span(DisplayWidth.fitRight(ActivityFormat.duration(entry.duration), width: columns.duration), style(.muted))]
+        let duration = ActivityFormat.duration(entry.duration)
+        var spans = [Span(DisplayWidth.fitRight(duration, width: max(columns.duration, duration.count)), style(.muted))]
         if columns.rows > 0 {
             spans.append(Span(" " + DisplayWidth.fitRight(rowsText(entry.rows), width: columns.rows), style(.muted)))
         }
         if columns.cause > 0 {
             spans.append(Span(" " + DisplayWidth.fit(causeText(entry.cause), width: columns.cause), style(.accent)))
         }
-        let used = columns.duration + (columns.rows > 0 ? columns.rows + 1 : 0) + (columns.cause > 0 ? columns.cause + 1 : 0)
+        let used = max(columns.duration, duration.count) + (columns.rows > 0 ? columns.rows + 1 : 0) + (columns.cause > 0 ? columns.cause + 1 : 0)
         spans.append(Span(" " + shortened(ActivityFormat.oneLine(entry.sql), width: width - used - 1), style(.plain)))
         if !entry.arguments.isEmpty {
             spans.append(Span(" " + ActivityFormat.arguments(entry.arguments), style(.muted)))
@@ -79,7 +87,7 @@ public enum SQLLogView {
     /// `sql` as it fits in `width` columns: a SELECT too long keeps its FROM and WHERE in view by eliding its
     /// column list (`SELECT … FROM ZUSER t0 WHERE t0.Z_PK = ?`); the line is cut after that if need be.
     static func shortened(_ sql: String, width: Int) -> String {
-        guard DisplayWidth.of(sql) > width, sql.hasPrefix("SELECT "), let from = sql.range(of: " FROM ") else { return sql }
+        guard DisplayWidth.exceeds(sql, width), sql.hasPrefix("SELECT "), let from = sql.range(of: " FROM ") else { return sql }
         return "SELECT …" + sql[from.lowerBound...]
     }
 

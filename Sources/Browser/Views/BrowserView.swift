@@ -59,15 +59,20 @@ public enum BrowserView {
         case .deletePreview: hints = ["y/Enter delete", "n/Esc cancel"]
         case .confirmQuit: hints = ["y discard and quit", "n stay"]
         case .search: hints = ["type a title", "Enter search", "Esc cancel"]
-        case .help: hints = ["any key closes"]
+        case .help: hints = ["↑↓ scroll", "other keys close"]
         case .none: hints = KeyTable.hints(for: state.focus)
         }
+        // Whole hints only: one that does not fit is left out rather than cut to a bare key.
         var spans: [Span] = []
+        var used = 0
         for hint in hints {
             let parts = hint.split(separator: " ", maxSplits: 1).map(String.init)
+            let columns = DisplayWidth.of(hint) + 2
+            guard used + columns <= width else { break }
             spans.append(Span(" " + parts[0], Style(.accent, bold: true)))
             if parts.count > 1 { spans.append(Span(" " + parts[1], Style(.muted))) }
             spans.append(Span(" "))
+            used += columns
         }
         return PaneView.fitted(spans, width: width)
     }

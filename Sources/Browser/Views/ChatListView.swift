@@ -37,35 +37,69 @@ enum ChatListView {
     }
 }
 
-/// Times as a chat list shows them: the time today, the weekday within a week, else the date.
+/// Times as the browser shows them, always in UTC (the fixture's times are): the chat list's short form (the time
+/// today, the weekday within the last six days, else the date), a message's clock time and a day separator's date.
+///
+/// A frame shows dozens of times and is drawn on every key, so they are worked out from the seconds since 1970 by
+/// arithmetic on whole days rather than through a calendar and a date formatter (which cost about 100× more);
+/// `TimeTextTests` checks them against Foundation's formatting.
 enum TimeText {
+    private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// A moment in UTC split into the parts the browser writes.
+    struct Parts: Equatable {
+        /// Days since 1970-01-01 (negative before it).
+        let dayNumber: Int
+        let year: Int
+        /// 1–12.
+        let month: Int
+        /// 1–31.
+        let day: Int
+        /// 0 for Sunday through 6 for Saturday.
+        let weekday: Int
+        let hour: Int
+        let minute: Int
+
+        init(_ date: Date) {
+            let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+            let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
+            dayNumber = secondOfDay < 0 ? days - 1 : days
+            let second = secondOfDay < 0 ? secondOfDay + 86_400 : secondOfDay
+            hour = second / 3_600
+            minute = second % 3_600 / 60
+            // 1970-01-01 was a Thursday.
+            weekday = ((dayNumber + 4) % 7 + 7) % 7
+            // The proleptic Gregorian date of a day number, counted in 400-year eras starting on 1 March 0000.
+            let shifted = dayNumber + 719_468
+            let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+            let dayOfEra = shifted - era * 146_097
+            let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+            let monthFromMarch = (5 * dayOfYear + 2) / 153
+            day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+            month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+            year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        }
+    }
+
     static func short(_ date: Date?, now: Date) -> String {
         guard let date else { return "" }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let formatter = DateFormatter()
-        formatter.calendar = calendar
-        formatter.timeZone = calendar.timeZone
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        if calendar.isDate(date, inSameDayAs: now) {
-            formatter.dateFormat = "HH:mm"
-        } else if let days = calendar.dateComponents([.day], from: date, to: now).day, days < 7, days >= 0 {
-            formatter.dateFormat = "EEE"
-        } else {
-            formatter.dateFormat = "yyyy-MM-dd"
-        }
-        return formatter.string(from: date)
+        let parts = Parts(date)
+        let days = Parts(now).dayNumber - parts.dayNumber
+        if days == 0 { return clock(parts) }
+        if days > 0 && days < 7 { return weekdays[parts.weekday] }
+        return "\(parts.year)-\(twoDigits(parts.month))-\(twoDigits(parts.day))"
     }
 
-    static func clock(_ date: Date) -> String { format(date, "HH:mm") }
+    static func clock(_ date: Date) -> String { clock(Parts(date)) }
 
-    static func day(_ date: Date) -> String { format(date, "EEE d MMM yyyy") }
-
-    private static func format(_ date: Date, _ pattern: String) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = pattern
-        return formatter.string(from: date)
+    static func day(_ date: Date) -> String {
+        let parts = Parts(date)
+        return "\(weekdays[parts.weekday]) \(parts.day) \(months[parts.month - 1]) \(parts.year)"
     }
+
+    private static func clock(_ parts: Parts) -> String { "\(twoDigits(parts.hour)):\(twoDigits(parts.minute))" }
+
+    private static func twoDigits(_ number: Int) -> String { number < 10 ? "0\(number)" : "\(number)" }
 }

@@ -23,7 +23,10 @@ enum MessagesView {
             }
             let selected = row.index == open.selected
             var spans = [Span(" \(TimeText.clock(row.sentAt)) ", Style(.muted)), Span(row.sender, Style(.title, bold: true)), Span(": ")]
-            if let quote = row.replyQuote { spans.append(Span("↪ \(quote) │ ", Style(.muted))) }
+            // A quote takes at most a third of the line, so the reply itself stays in view.
+            if let quote = row.replyQuote {
+                spans.append(Span("↪ " + DisplayWidth.truncate(quote, width: max(8, width / 3)) + " │ ", Style(.muted)))
+            }
             spans.append(Span(row.placeholder ?? row.text))
             if !row.reactions.isEmpty { spans.append(Span("  \(row.reactions)", Style(.accent))) }
             if selected {
@@ -35,7 +38,7 @@ enum MessagesView {
         let room = max(0, height - 1)
         let shown = Array(body.suffix(room))
         let padding = Array(repeating: StyledLine(String(repeating: " ", count: width)), count: max(0, room - shown.count))
-        let title = "\(open.title) · \(open.messagesCount) messages"
+        let title = "\(open.title) · \(ActivityFormat.count(open.messagesCount, "message"))"
         return [PaneView.title(title, width: width, focused: focused)] + padding + shown
     }
 

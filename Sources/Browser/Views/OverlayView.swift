@@ -10,13 +10,21 @@ enum OverlayView {
         case .help:
             let rows = KeyTable.helpRows()
             let keyWidth = min(24, (rows.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2)
-            let width = min(state.width - 4, 72)
-            var lines = [Span("Keys", Style(.title, bold: true))].map { StyledLine([$0]) }
-            for row in rows {
+            let widest = rows.map { keyWidth + DisplayWidth.of($0.help) }.max() ?? 0
+            let width = min(state.width - 4, max(40, widest + 4))
+            let shown = helpRowsShown(state)
+            let top = max(0, min(state.helpTop, rows.count - shown))
+            var lines = [StyledLine([Span("Keys", Style(.title, bold: true))])]
+            for row in rows[top..<min(rows.count, top + shown)] {
                 lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
             }
             lines.append(StyledLine(""))
-            lines.append(StyledLine("any key closes this help", Style(.muted)))
+            if shown < rows.count {
+                let range = "\(top + 1)–\(top + shown) of \(rows.count)"
+                lines.append(StyledLine("↑↓ PgUp PgDn scroll (\(range)) · any other key closes", Style(.muted)))
+            } else {
+                lines.append(StyledLine("any key closes this help", Style(.muted)))
+            }
             return (lines, width)
         case .deletePreview(let preview):
             var lines = [StyledLine("Delete \(preview.target)?", Style(.danger, bold: true)), StyledLine("")]
@@ -44,6 +52,13 @@ enum OverlayView {
             return ([StyledLine([Span("Search chats: ", Style(.title, bold: true)), Span(text + "▏", Style(.accent))]),
                      StyledLine("Enter searches · Esc cancels", Style(.muted))], min(state.width - 4, 50))
         }
+    }
+
+    /// How many key rows the help shows at once: all of them when the body has room, else what fits between its
+    /// title and its footer inside the border.
+    static func helpRowsShown(_ state: BrowserState) -> Int {
+        let body = max(0, state.height - 2)
+        return max(1, min(KeyTable.helpRows().count, body - 2 - 3))
     }
 
     /// Draws `box` centred over `lines` (a frame's body), with a border.

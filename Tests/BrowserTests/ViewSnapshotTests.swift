@@ -1,0 +1,134 @@
+import Browser
+import ChatFixture
+import Foundation
+import Terminal
+import Testing
+
+/// The browser's screens as text, on the default fixture, at 80×24 and 120×40, compared with the files in
+/// `Snapshots/` (`FAULTLINE_RECORD_SNAPSHOTS=1` records them again). SQL timings are the only thing replaced
+/// before comparing; statement, row and fault counts and the SQL itself are compared as drawn.
+@Suite(.serialized) struct ViewSnapshotTests {
+    /// The screens, each reached through `BrowserModel.apply` as the keys would.
+    enum Screen: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case chatList = "chat-list"
+        case openChat = "open-chat"
+        case members
+        case deletePreview = "delete-preview"
+        case help
+
+        var testDescription: String { rawValue }
+    }
+
+    struct Size: CustomTestStringConvertible, Sendable {
+        let width: Int
+        let height: Int
+
+        var testDescription: String { "\(width)x\(height)" }
+    }
+
+    static let sizes = [Size(width: 80, height: 24), Size(width: 120, height: 40)]
+
+    /// The screens' "now": five minutes before the fixture's own "now" (2026-05-31 00:00 UTC for the default seed),
+    /// which is still after its latest message (every chat's last message is at least ten minutes before it), so
+    /// the chat list shows times for the last day, weekdays for the week before and dates before that.
+    static let now = FixtureGenerator(options: .defaults, corpus: try! ChatCorpus.load()).now.addingTimeInterval(-300)
+
+    @Test(arguments: Screen.allCases, sizes)
+    func screen(_ screen: Screen, size: Size) throws {
+        // A clock that stands still: every action ends in the same second, so the sparklines have one bar.
+        let model = try BrowserModel(path: BrowserBudgetTests.fixture, settings: BrowserSettings(),
+                                     width: size.width, height: size.height, activityClock: { 0 })
+        try drive(model, to: screen)
+        let frame = BrowserView.frame(model.state, activity: model.activity, now: Self.now)
+        #expect(frame.lines.count == size.height)
+        #expect(frame.lines.allSatisfy { DisplayWidth.of($0.text) == size.width }, "every line is the frame's width")
+        let text = Self.normalizingDurations(frame.text)
+        #expect(text.split(separator: "\n", omittingEmptySubsequences: false).allSatisfy { DisplayWidth.of(String($0)) == size.width },
+                "the durations' placeholders keep every line the frame's width")
+        Snapshot.check(text, named: "\(screen.rawValue)-\(size.testDescription)")
+    }
+
+    /// Carries out the actions that lead to `screen`.
+    private func drive(_ model: BrowserModel, to screen: Screen) throws {
+        model.apply(.start)
+        // The chats on screen end before the screens' "now".
+        #expect(model.state.chatList.rows.allSatisfy { ($0.time ?? .distantPast) < Self.now })
+        switch screen {
+        case .chatList:
+            break
+        case .openChat, .members:
+            for _ in 0..<3 { model.apply(.down) }
+            model.apply(.open)
+            try #require(model.state.openChat != nil)
+            if screen == .members {
+                model.apply(.members)
+                try #require(model.state.showMembers)
+            }
+        case .deletePreview:
+            // The first group chat below the top row.
+            model.apply(.down)
+            while !model.state.chatList.rows[model.state.chatList.selected - model.state.chatList.top].isGroup {
+                try #require(model.state.chatList.selected + 1 < model.state.chatList.count)
+                model.apply(.down)
+            }
+            model.apply(.delete)
+            var isPreview = false
+            if case .deletePreview = model.state.overlay { isPreview = true }
+            try #require(isPreview, "no delete preview: \(model.state.overlay), \(model.state.message ?? "")")
+        case .help:
+            model.apply(.help)
+            try #require(model.state.overlay == .help)
+        }
+    }
+
+    /// `text` with every SQL duration (`485µs`, `2.7ms`, `12ms`, `1.23s`, as `ActivityFormat.duration` writes
+    /// them) replaced by `placeholder`, so that timings may differ from run to run while everything else is
+    /// compared exactly. A duration takes the padding before it along (the right-aligned column of the SQL log);
+    /// one space stays between a word and it (`stmts <dur>`). Each pane keeps its width: the difference is taken
+    /// from, or given to, the blanks at the end of the duration's pane (before the next `│` or the line's end).
+    ///
+    /// What this cannot undo: layouts sized from a duration's width elsewhere (the sparklines' bar count follows
+    /// the width of the SQL-time peak; the SQL log's duration column is as wide as its widest entry). Those stay
+    /// put as long as the durations they depend on stay five columns wide, 100µs to 9.9ms.
+    static func normalizingDurations(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { normalizingDurations(inLine: String($0)) }
+            .joined(separator: "\n")
+    }
+
+    private static func normalizingDurations(inLine line: String) -> String {
+        let pattern = #"(?<![\p{L}\p{N}.,])(?:\d+µs|\d+\.\dms|\d+ms|\d+\.\d\ds)(?![\p{L}\p{N}])"#
+        let expression = try! NSRegularExpression(pattern: pattern)
+        var characters = Array(line)
+        // From the right, so that the offsets of the matches still to do stay valid.
+        for match in expression.matches(in: line, range: NSRange(line.startIndex..., in: line)).reversed() {
+            guard let range = Range(match.range, in: line) else { continue }
+            let tokenStart = line.distance(from: line.startIndex, to: range.lowerBound)
+            let tokenEnd = line.distance(from: line.startIndex, to: range.upperBound)
+            var start = tokenStart
+            while start > 0, characters[start - 1] == " " { start -= 1 }
+            let startsAPane = start == 0 || isRule(characters[start - 1])
+            let replacement = Array((start < tokenStart && !startsAPane ? " " : "") + placeholder)
+            let growth = replacement.count - (tokenEnd - start)
+            // The blanks that end this pane: the run of spaces before the next rule, or before the line's end.
+            var paneEnd = tokenEnd
+            while paneEnd < characters.count, !isRule(characters[paneEnd]) { paneEnd += 1 }
+            var blanks = paneEnd
+            while blanks > tokenEnd, characters[blanks - 1] == " " { blanks -= 1 }
+            if growth > 0 {
+                characters.removeSubrange(max(blanks, paneEnd - growth)..<paneEnd)
+            } else if growth < 0 {
+                characters.insert(contentsOf: repeatElement(" ", count: -growth), at: paneEnd)
+            }
+            characters.replaceSubrange(start..<tokenEnd, with: replacement)
+        }
+        return String(characters)
+    }
+
+    /// Box-drawing characters: the `│` between panes and the borders of an overlay.
+    private static func isRule(_ character: Character) -> Bool {
+        character.unicodeScalars.allSatisfy { (0x2500...0x257F).contains($0.value) }
+    }
+
+    /// What every duration reads as in the snapshots: as wide as most durations (`485µs`, `2.7ms`).
+    static let placeholder = "<dur>"
+}
