@@ -31,8 +31,8 @@ public final class ActivityLog {
         monitor.begin(action: action, rootEntity: rootEntity)
     }
 
-    func end() {
-        monitor.end(at: clock())
+    func end(prefetchUse: [PrefetchUse]) {
+        monitor.end(at: clock(), prefetchUse: prefetchUse)
     }
 
     func reset() { monitor.resetCounters() }

@@ -77,7 +77,7 @@ extension BrowserModel {
     func closeChat() {
         openChat = nil
         messages = nil
-        members = []
+        members = .empty
         state.openChat = nil
         state.showMembers = false
         if state.focus == .messages || state.focus == .members { state.focus = .chats }
@@ -131,11 +131,14 @@ extension BrowserModel {
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("role"), .init("joinedAt"), .init("SELF")])
         configure(&request, keyPaths: ["user"])
-        request.fetchBatchSize = 0
+        // As for messages, a batch is at least the pane's height.
+        if request.fetchBatchSize > 0 {
+            request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(Layout(width: state.width, height: state.height).main))
+        }
         do {
-            members = Array(try context.fetch(request))
+            members = try context.fetch(request)
         } catch {
-            members = []
+            members = .empty
             state.message = "members: \(error)"
             state.messageIsError = true
         }
@@ -257,7 +260,7 @@ extension BrowserModel {
         if open.memberSelected >= open.memberTop + visible { open.memberTop = open.memberSelected - visible + 1 }
         open.memberTop = max(0, min(open.memberTop, max(0, members.count - visible)))
         let end = min(members.count, open.memberTop + visible)
-        open.members = open.memberTop < end ? members[open.memberTop..<end].map(memberRow) : []
+        open.members = open.memberTop < end ? (open.memberTop..<end).map { memberRow(members[$0]) } : []
         state.openChat = open
     }
 

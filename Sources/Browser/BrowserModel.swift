@@ -21,7 +21,8 @@ public final class BrowserModel {
     /// The open chat and its messages, newest first.
     var openChat: ManagedObject?
     var messages: FetchedObjects?
-    var members: [ManagedObject] = []
+    /// The open chat's members, batched like the other lists: only the batches shown are read.
+    var members = FetchedObjects.empty
     /// The object the open delete preview is about.
     var pendingDeletion: ManagedObject?
     public let activity: ActivityLog
@@ -41,6 +42,7 @@ public final class BrowserModel {
             path: path, model: model, options: .init(readOnly: settings.readOnly, createIfMissing: false), classes: ChatModel.classes)
         context = ObjectContext(coordinator: coordinator, name: "browser")
         context.undoLevels = 50
+        context.tracksPrefetchUse = true
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
         activity = ActivityLog(coordinator: coordinator, clock: activityClock)
     }
@@ -57,7 +59,7 @@ public final class BrowserModel {
         refreshStatus()
         let cost = ActionCost(action: action.name, totals: coordinator.events.counters.total.difference(since: before),
                               duration: ContinuousClock.now - start)
-        activity.end()
+        activity.end(prefetchUse: context.takePrefetchUse())
         return cost
     }
 

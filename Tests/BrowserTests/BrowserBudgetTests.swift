@@ -47,6 +47,24 @@ import Testing
         #expect(next <= 3, "the next batch: \(next) statements")
     }
 
+    @Test func aBatchLargerThanTheScreenWarnsOfAnUnusedPrefetch() throws {
+        let model = try model()
+        model.apply(.start)
+        model.apply(.open)
+        // Default settings: what is prefetched is what the screen shows.
+        #expect(!(model.activity.monitor.lastAction?.warnings.contains { $0.kind == .unusedPrefetch } ?? true))
+        _ = model.apply(.back)
+        // 100 chats a batch with 37 rows on screen: the other chats' last messages and senders come for nothing.
+        model.apply(.batch(100))
+        let warnings = try #require(model.activity.monitor.lastAction).warnings.filter { $0.kind == .unusedPrefetch }
+        #expect(warnings.contains { $0.message.hasPrefix("unused prefetch of lastMessage: ") && $0.message.contains(" Message unread") },
+                "\(warnings)")
+        #expect(warnings.contains { $0.message.hasPrefix("unused prefetch of lastMessage.sender: ") })
+        // Scrolling onto those rows reads them: no warning then.
+        #expect(!(model.apply(.pageDown).totals.statements > 0))
+        #expect(!(model.activity.monitor.lastAction?.warnings.contains { $0.kind == .unusedPrefetch } ?? true))
+    }
+
     @Test func withPrefetchOffTheNPlusOneWarningAppears() throws {
         let model = try model(BrowserSettings(prefetch: .off))
         model.apply(.start)

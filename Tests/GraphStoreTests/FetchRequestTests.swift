@@ -291,6 +291,42 @@ import Testing
         }
     }
 
+    @Test func prefetchUseCountsTheObjectsNobodyRead() throws {
+        for strategy in [FetchRequest.PrefetchStrategy.separateQueries, .joined] {
+            let store = try ChatStore()
+            store.coordinator.rowCache.removeAll()
+            let context = store.fixture.context()
+            #expect(!context.tracksPrefetchUse)
+            var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("SELF")])
+            request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+            request.prefetchStrategy = strategy
+            // Off by default: nothing is remembered, so nothing is reported.
+            _ = try context.fetch(request)
+            #expect(context.takePrefetchUse().isEmpty)
+
+            let tracked = store.fixture.context()
+            tracked.tracksPrefetchUse = true
+            let chats = try tracked.fetch(request)
+            // Three chats' last messages read; their senders, and the other five messages, not.
+            for chat in chats.prefix(3) { _ = chat.object(forKey: "lastMessage")?.value(forKey: "text") }
+            let use = tracked.takePrefetchUse()
+            let messages = try #require(use.first { $0.keyPath == "lastMessage" }, "\(strategy): \(use)")
+            #expect(messages.entity == "Message")
+            #expect(messages.prefetched == 8)
+            #expect(messages.untouched == 5, "\(strategy)")
+            let senders = try #require(use.first { $0.keyPath == "lastMessage.sender" })
+            #expect(senders.entity == "User")
+            #expect(senders.untouched == senders.prefetched && senders.prefetched > 0)
+            // Reported once: the next call starts afresh, and a later read does not count as prefetched again.
+            _ = chats[4].object(forKey: "lastMessage")?.object(forKey: "sender")?.value(forKey: "name")
+            #expect(tracked.takePrefetchUse().isEmpty)
+            // Objects already filled before a prefetch are not the prefetch's to report.
+            let again = try tracked.fetch(request)
+            #expect(tracked.takePrefetchUse().isEmpty, "\(strategy)")
+            withExtendedLifetime((chats, again)) {}
+        }
+    }
+
     @Test func joinedPrefetchReadsToOnePathsInTheMainStatement() throws {
         let store = try ChatStore()
         let chat = try #require(store.coordinator.mapping(forEntity: "Chat"))

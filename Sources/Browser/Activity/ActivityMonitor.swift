@@ -56,7 +56,10 @@ public struct ActivityMonitor: Sendable {
     /// Marks the end of the action begun last, `time` seconds from any fixed origin (the timeline buckets by
     /// whole seconds of it), and makes its summary `lastAction`. Without an action begun, what was recorded counts
     /// as outside actions and `lastAction` stays.
-    public mutating func end(at time: Double) {
+    ///
+    /// - Parameter prefetchUse: what the action's prefetches brought and what of it stayed unread
+    ///   (`ObjectContext.takePrefetchUse()`), for the unused-prefetch warning.
+    public mutating func end(at time: Double, prefetchUse: [PrefetchUse] = []) {
         let records = recorder.drain()
         let before = outsideRecords
         outsideRecords = []
@@ -76,7 +79,8 @@ public struct ActivityMonitor: Sendable {
         }
         lastAction = ActionSummary(
             action: current.action, rootEntity: current.rootEntity, counts: counts, saveSucceeded: saveSucceeded,
-            warnings: ActivityWarning.detect(in: records, rootEntity: current.rootEntity, model: model))
+            warnings: ActivityWarning.detect(in: records, rootEntity: current.rootEntity, model: model)
+                + ActivityWarning.unusedPrefetches(prefetchUse))
     }
 
     /// Sets the running totals back to zero; the last action, the timeline and the SQL log stay.

@@ -19,6 +19,24 @@ extension ActivityWarning {
         return nPlusOneWarnings(evidence, rootEntity: rootEntity, model: model) + countWarnings(evidence, model: model)
     }
 
+    /// How many prefetched objects left unread make an unused prefetch (when they are also more than half).
+    public static let unusedPrefetchThreshold = 5
+
+    /// The warnings for prefetches whose objects the action did not read: one per key path that left at least
+    /// `unusedPrefetchThreshold` objects untouched, and more than half of what it brought (a batch a few rows
+    /// taller than the screen is not worth a warning).
+    ///
+    /// ```swift
+    /// ActivityWarning.unusedPrefetches([PrefetchUse(keyPath: "lastMessage", entity: "Message", prefetched: 100, untouched: 63)])
+    /// // [unused prefetch of lastMessage: 63 of 100 Message unread — smaller batches?]
+    /// ```
+    public static func unusedPrefetches(_ uses: [PrefetchUse]) -> [ActivityWarning] {
+        uses.filter { $0.untouched >= unusedPrefetchThreshold && $0.untouched * 2 > $0.prefetched }.map { use in
+            ActivityWarning(kind: .unusedPrefetch, message: "unused prefetch of \(use.keyPath): \(ActivityFormat.count(use.untouched)) of "
+                + "\(ActivityFormat.count(use.prefetched)) \(use.entity) unread — smaller batches?")
+        }
+    }
+
     private static func nPlusOneWarnings(_ evidence: ActionEvidence, rootEntity: String?, model: ObjectModel) -> [ActivityWarning] {
         var order: [String] = []
         var runs: [String: [StatementEvent]] = [:]

@@ -6,14 +6,13 @@
 /// `ActivityWarning.detect(in:rootEntity:model:)` finds them in an action's events.
 public struct ActivityWarning: Equatable, Sendable {
     /// What kind of waste was seen.
-    ///
-    /// Unused prefetches (key paths prefetched whose objects the action never touched) are not reported yet: they
-    /// need the browser to say which objects it read, which a later addition brings with a kind of its own.
     public enum Kind: Equatable, Sendable {
         /// The same fault statement ran once per object, where one prefetch would have read them all.
         case nPlusOne
         /// A to-many relationship fault fired although a derived count attribute holds its count.
         case countFiredRelationship
+        /// A key path was prefetched, and many of the objects it brought were never read by the end of the action.
+        case unusedPrefetch
     }
 
     public let kind: Kind

@@ -33,6 +33,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var toManyStates: [Int: ToManyState] = [:]
     var transientValues: [String: AttributeValue] = [:]
     var isInsertedFlag = false
+    /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
+    /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
+    /// every other object cost one test.
+    var isUntouchedPrefetch = false
     var isDeletedFlag = false
     /// Whether the context holds this object in `changedObjects` (spares a hash lookup on every change).
     var isTrackedAsChanged = false
@@ -275,6 +279,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func fulfill(key: String) {
+        if isUntouchedPrefetch {
+            isUntouchedPrefetch = false
+            context?.untouchedPrefetches.remove(objectID)
+        }
         guard snapshot == nil, !isInsertedFlag, faultError == nil else { return }
         context?.fulfillFault(self, key: key)
     }

@@ -111,17 +111,18 @@ extension ObjectContext {
         sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest, cause: StatementCause
     ) throws(ContextError) -> LoadedObjects {
         var rows: [RowSnapshot] = []
-        var joinedRows: [ObjectID: RowSnapshot] = [:]
+        var joinedRows: [ObjectID: (row: RowSnapshot, keyPath: String)] = [:]
         try runQuery(sql, arguments, cause: cause) { handle in
             rows.append(SQLiteValues.snapshot(handle, plan: rowPlan))
-            joined.read(handle) { joinedRows[$0.objectID] = $0 }
+            joined.read(handle) { joinedRows[$0.objectID] = ($0, $1) }
         }
         coordinator.rowCache.insert(contentsOf: rows)
         var retained: [ManagedObject] = []
         if !joinedRows.isEmpty {
-            let snapshots = Array(joinedRows.values)
-            coordinator.rowCache.insert(contentsOf: snapshots)
-            retained = materialize(snapshots)
+            coordinator.rowCache.insert(contentsOf: joinedRows.values.map(\.row))
+            for (keyPath, group) in Dictionary(grouping: joinedRows.values, by: \.keyPath) {
+                retained += materialize(group.map(\.row), prefetchedFor: keyPath)
+            }
         }
         recordToOneFaultGroups(rows)
         let objects = rows.map { snapshot -> ManagedObject in
@@ -133,12 +134,44 @@ extension ObjectContext {
         return LoadedObjects(objects: objects, retained: retained)
     }
 
-    /// Objects for rows just read, filled with them (a prefetched object is not a fault).
-    func materialize(_ rows: [RowSnapshot]) -> [ManagedObject] {
+    /// Objects for rows just read, filled with them (a prefetched object is not a fault). With `keyPath`, the rows
+    /// came from prefetching it: the objects this fills are remembered, untouched, for `takePrefetchUse()`.
+    func materialize(_ rows: [RowSnapshot], prefetchedFor keyPath: String? = nil) -> [ManagedObject] {
         rows.map { row in
             let object = object(with: row.objectID)
-            if object.snapshot == nil, !object.isInserted { object.snapshot = row }
+            if object.snapshot == nil, !object.isInserted {
+                object.snapshot = row
+                if let keyPath, tracksPrefetchUse {
+                    object.isUntouchedPrefetch = true
+                    prefetchedObjects[keyPath, default: []].append(row.objectID)
+                    untouchedPrefetches.insert(row.objectID)
+                }
+            }
             return object
+        }
+    }
+
+    /// What each prefetched key path brought in since the last call, and how much of it nobody has read since:
+    /// objects a prefetch filled whose attributes and to-ones were never read. Forgets them as it reports them.
+    /// Empty unless `tracksPrefetchUse` is on.
+    ///
+    /// ```swift
+    /// let chats = try context.fetch(request)          // 100 chats, lastMessage.sender prefetched
+    /// _ = chats[0..<30].map { $0.value(forKey: "title") }
+    /// context.takePrefetchUse()                        // [PrefetchUse(keyPath: "lastMessage", entity: "Message",
+    ///                                                  //   prefetched: 100, untouched: 70), …]
+    /// ```
+    public func takePrefetchUse() -> [PrefetchUse] {
+        defer {
+            prefetchedObjects = [:]
+            untouchedPrefetches = []
+        }
+        return prefetchedObjects.sorted { $0.key < $1.key }.map { keyPath, ids in
+            let untouched = ids.filter { untouchedPrefetches.contains($0) }
+            // Objects still alive keep their flag no longer: what they were prefetched for has been reported.
+            for id in untouched { registry[id]?.object.isUntouchedPrefetch = false }
+            let entity = ids.first.map { coordinator.mapping(forEntityNumber: $0.entityNumber).name } ?? ""
+            return PrefetchUse(keyPath: keyPath, entity: entity, prefetched: ids.count, untouched: untouched.count)
         }
     }
 
@@ -218,7 +251,7 @@ extension ObjectContext {
             coordinator.rowCache.insert(contentsOf: loaded)
             rows += loaded
         }
-        retained += materialize(rows)
+        retained += materialize(rows, prefetchedFor: keyPath)
         return rows
     }
 
@@ -252,7 +285,7 @@ extension ObjectContext {
             }
         }
         coordinator.rowCache.insert(contentsOf: rows)
-        retained += materialize(rows)
+        retained += materialize(rows, prefetchedFor: keyPath)
         for ownerID in owners {
             let owner = object(with: ownerID)
             if owner.toManyStates[index]?.members == nil {
@@ -389,4 +422,16 @@ struct KeyList {
     static func chunks<T>(_ items: [T]) -> [ArraySlice<T>] {
         stride(from: 0, to: items.count, by: chunkSize).map { items[$0..<min($0 + chunkSize, items.count)] }
     }
+}
+
+/// What one prefetched key path brought into a context, and how many of those objects were never read.
+public struct PrefetchUse: Equatable, Sendable {
+    /// The key path as the request named it (`lastMessage.sender`).
+    public let keyPath: String
+    /// The entity of the objects it brought (of the first, when a key path reaches several).
+    public let entity: String
+    /// Objects the prefetch filled (objects already filled before it are not counted).
+    public let prefetched: Int
+    /// Of those, the ones whose attributes and to-ones nobody read.
+    public let untouched: Int
 }

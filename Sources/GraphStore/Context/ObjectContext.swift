@@ -42,6 +42,22 @@ public final class ObjectContext {
     public internal(set) var lastDeletion: DeletionPlan?
     /// Sibling lists for batched faults, by member.
     var faultGroups: [ObjectID: FaultGroup] = [:]
+    /// Whether prefetched objects are remembered for `takePrefetchUse()` (off by default: the list is only
+    /// emptied by that call). The browser turns it on to warn of prefetches nobody used.
+    public var tracksPrefetchUse = false {
+        didSet {
+            if !tracksPrefetchUse {
+                prefetchedObjects = [:]
+                untouchedPrefetches = []
+            }
+        }
+    }
+    /// Objects prefetches filled since `takePrefetchUse()` last ran, by key path, while `tracksPrefetchUse` is on.
+    /// IDs, not objects: holding the objects would keep alive what would otherwise go, and change the faults seen.
+    var prefetchedObjects: [String: [ObjectID]] = [:]
+    /// Which of those nobody has read yet. An object that went away unread and comes back reads through a fault,
+    /// which removes it here too.
+    var untouchedPrefetches: Set<ObjectID> = []
 
     struct LinkKey: Hashable {
         let table: String
@@ -200,6 +216,7 @@ public final class ObjectContext {
     func fulfillFault(_ object: ManagedObject, key: String) {
         let start = ContinuousClock.now
         let objectID = object.objectID
+        if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
         if let cached = coordinator.rowCache.snapshot(for: objectID) {
             object.snapshot = cached
             coordinator.events.emit(.objectFault(ObjectFaultEvent(

@@ -21,6 +21,9 @@ public struct FetchedObjects: RandomAccessCollection {
         storage = .batched(batches)
     }
 
+    /// No objects: a result to start from before anything is fetched.
+    public static var empty: FetchedObjects { FetchedObjects([], retaining: []) }
+
     public var startIndex: Int { 0 }
 
     public var endIndex: Int {

@@ -66,10 +66,11 @@ struct JoinedPrefetch {
         selectList = terms.isEmpty ? "" : ", " + terms.joined(separator: ", ")
     }
 
-    /// Hands each joined destination present in the current result row to `body`.
-    func read(_ handle: OpaquePointer, _ body: (RowSnapshot) -> Void) {
+    /// Hands each joined destination present in the current result row to `body`, with the key path it was
+    /// prefetched for.
+    func read(_ handle: OpaquePointer, _ body: (RowSnapshot, String) -> Void) {
         for node in nodes where !SQLiteValues.isNull(handle, node.offset + 1) {
-            body(SQLiteValues.snapshot(handle, plan: node.plan, offset: node.offset))
+            body(SQLiteValues.snapshot(handle, plan: node.plan, offset: node.offset), node.keyPath)
         }
     }
 }
