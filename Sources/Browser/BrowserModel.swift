@@ -155,7 +155,7 @@ public final class BrowserModel {
         case .togglePrefetch:
             state.settings.prefetch = state.settings.prefetch.next
             reloadAll()
-            state.message = "prefetch: \(state.settings.prefetch.label)"
+            state.message = "prefetch: \(state.settings.prefetch.label) (rows already read come from the row cache; x empties the row cache to see it cold)"
         case .toggleBatchMode:
             state.settings.batchingMode = state.settings.batchingMode == .windowed ? .faithful : .windowed
             reloadAll()
@@ -233,8 +233,15 @@ public final class BrowserModel {
             state.focus = .chats
             let index = state.chatList.top + row - layout.chats.row - 1
             if index < state.chatList.count { move(by: index - state.chatList.selected) }
-        } else if layout.main.contains(row: row, column: column), state.openChat != nil {
+        } else if layout.main.contains(row: row, column: column), let open = state.openChat {
             state.focus = state.showMembers ? .members : .messages
+            let line = row - layout.main.row
+            if state.showMembers {
+                let index = open.memberTop + line - 1
+                if line > 0, index < members.count { move(by: index - open.memberSelected) }
+            } else if let index = MessagesView.messageIndex(state, height: layout.main.height, line: line) {
+                move(by: open.selected - index) // the messages pane moves toward index 0 (newer) on +1
+            }
         } else if layout.sqlLog.contains(row: row, column: column), row > layout.sqlLog.row {
             state.focus = .sqlLog
             state.sqlSelected = min(max(0, activity.entries.count - 1), row - layout.sqlLog.row - 1)

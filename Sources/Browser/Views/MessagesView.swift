@@ -12,14 +12,11 @@ enum MessagesView {
         if state.showMembers { return members(open, state: state, width: width, height: height) }
         let focused = state.focus == .messages
         var body: [StyledLine] = []
-        var lastDay: String?
-        for row in open.rows {
-            let day = TimeText.day(row.sentAt)
-            if day != lastDay {
+        for (row, separator) in zip(open.rows, daySeparators(open)) {
+            if let day = separator {
                 let label = " \(day) "
                 let side = max(0, (width - DisplayWidth.of(label)) / 2)
                 body.append(PaneView.line(String(repeating: "┄", count: side) + label, width: width, Style(.muted)))
-                lastDay = day
             }
             let selected = row.index == open.selected
             var spans = [Span(" \(TimeText.clock(row.sentAt)) ", Style(.muted)), Span(row.sender, Style(.title, bold: true)), Span(": ")]
@@ -40,6 +37,31 @@ enum MessagesView {
         let padding = Array(repeating: StyledLine(String(repeating: " ", count: width)), count: max(0, room - shown.count))
         let title = "\(open.title) · \(ActivityFormat.count(open.messagesCount, "message"))"
         return [PaneView.title(title, width: width, focused: focused)] + padding + shown
+    }
+
+    /// For each row, the day separator drawn above it (nil when it is on the same day as the row before).
+    private static func daySeparators(_ open: OpenChatState) -> [String?] {
+        var lastDay: String?
+        return open.rows.map { row in
+            let day = TimeText.day(row.sentAt)
+            defer { lastDay = day }
+            return day == lastDay ? nil : day
+        }
+    }
+
+    /// The index of the message drawn on `line` of the pane (0 is its title), or nil for a title, separator or
+    /// blank line: what a mouse click there selects. Lays the lines out as `lines` does.
+    static func messageIndex(_ state: BrowserState, height: Int, line: Int) -> Int? {
+        guard let open = state.openChat, !state.showMembers else { return nil }
+        var indexes: [Int?] = []
+        for (row, separator) in zip(open.rows, daySeparators(open)) {
+            if separator != nil { indexes.append(nil) }
+            indexes.append(row.index)
+        }
+        let room = max(0, height - 1)
+        let shown = Array(indexes.suffix(room))
+        let position = line - 1 - max(0, room - shown.count)
+        return shown.indices.contains(position) ? shown[position] : nil
     }
 
     private static func members(_ open: OpenChatState, state: BrowserState, width: Int, height: Int) -> [StyledLine] {

@@ -1,0 +1,151 @@
+import Browser
+import Foundation
+import GraphStore
+import Terminal
+import Testing
+
+/// The browser's levers and the rest of its keys on the default fixture: batching mode, the prefetch cycle, search,
+/// emptying the row cache, explain, mouse clicks and the wheel. Each is checked by the SQL it ran or the rows it
+/// selected, through the model the keys drive.
+@Suite(.serialized) struct BrowserLeverTests {
+    private func model(width: Int = 120, height: Int = 40) throws -> BrowserModel {
+        let model = try BrowserModel(path: BrowserBudgetTests.fixture, settings: BrowserSettings(), width: width, height: height)
+        model.apply(.start)
+        return model
+    }
+
+    /// The statements the last action ran, oldest first.
+    private func statements(_ model: BrowserModel) -> [SQLLogEntry] {
+        let action = model.activity.monitor.lastAction?.counts.statements ?? 0
+        return Array(model.activity.entries.prefix(action).reversed())
+    }
+
+    @Test func batchingModeAllIDsFirstReadsEveryChatIDBeforeTheFirstScreen() throws {
+        let model = try model()
+        #expect(model.state.settings.batchingMode == .windowed)
+        // Windowed: no statement of the first screen reads all 300 chats.
+        model.apply(.resetCounters)
+        model.apply(.toggleBatchMode)
+        #expect(model.state.settings.batchingMode == .faithful)
+        #expect(model.state.message == "batch 20 all IDs first")
+        let sql = statements(model)
+        #expect(sql.first?.rows == 300, "Core Data's way reads every ID first: \(sql.map(\.rows))")
+        #expect(sql.first?.sql.contains("LIMIT") == false)
+        // And back: the first statement reads one batch of rows with LIMIT.
+        model.apply(.toggleBatchMode)
+        #expect(statements(model).first?.sql.contains("LIMIT 20") == true)
+        #expect(statements(model).first?.rows == 20)
+    }
+
+    @Test func thePrefetchCycleIsJoinedThenOffThenINStatements() throws {
+        let model = try model()
+        #expect(model.state.settings.prefetch == .joined)
+        // Joined: the last message and its sender come in the main statement, no prefetch statement of their own.
+        #expect(!statements(model).contains { if case .prefetch = $0.cause { true } else { false } })
+        #expect(statements(model).first?.sql.contains("LEFT JOIN") == true)
+        // The rows are in the row cache already: the list reloads without faulting any row from SQLite, and the
+        // message says how to see the difference.
+        model.apply(.togglePrefetch)
+        #expect(model.state.settings.prefetch == .off)
+        #expect(model.state.message?.contains("x empties the row cache") == true)
+        model.apply(.clearCache)
+        #expect(statements(model).count > 20, "off and cold: one fault statement per row")
+        model.apply(.togglePrefetch)
+        #expect(model.state.settings.prefetch == .separate)
+        model.apply(.clearCache)
+        let causes = statements(model).map(\.cause)
+        #expect(causes.contains(.prefetch(keyPath: "lastMessage")))
+        #expect(causes.contains(.prefetch(keyPath: "lastMessage.sender")))
+        #expect(statements(model).contains { $0.sql.contains(" IN (") })
+        model.apply(.togglePrefetch)
+        #expect(model.state.settings.prefetch == .joined)
+    }
+
+    @Test func searchIsOneParameterizedFetchCaseAndDiacriticInsensitive() throws {
+        let model = try model()
+        let all = model.state.chatList.rows.map(\.title)
+        model.apply(.search("TRIP"))
+        let search = statements(model)
+        #expect(search.contains { $0.arguments.contains(.string("TRIP")) && !$0.sql.contains("TRIP") },
+                "the text is bound, not spliced: \(search.map(\.sql))")
+        let found = model.state.chatList.rows.map(\.title)
+        #expect(!found.isEmpty)
+        #expect(found.allSatisfy { $0.lowercased().contains("trip") }, "\(found)")
+        #expect(model.state.chatList.count < 300)
+        #expect(model.state.message == "\(model.state.chatList.count) chats match 'TRIP'")
+        // An empty search brings the whole list back.
+        model.apply(.search(""))
+        #expect(model.state.chatList.count == 300)
+        #expect(model.state.chatList.rows.map(\.title) == all)
+    }
+
+    @Test func emptyingTheRowCacheMakesTheScreenReadItsRowsAgain() throws {
+        let model = try model()
+        #expect(model.apply(.down).totals.statements == 0)
+        let cleared = model.apply(.clearCache)
+        #expect(cleared.totals.statements > 0)
+        #expect(model.state.message?.hasPrefix("row cache emptied") == true)
+        #expect(model.state.chatList.rows.count > 10)
+    }
+
+    @Test func explainShowsTheSelectedStatementsQueryPlan() throws {
+        let model = try model()
+        model.apply(.nextPane)
+        #expect(model.state.focus == .sqlLog)
+        #expect(model.action(for: .character("e")) == .explain)
+        model.apply(.explain)
+        let plan = try #require(model.state.explained)
+        #expect(plan.contains { $0.contains("SCAN") || $0.contains("SEARCH") }, "\(plan)")
+        // The plan is drawn under the selected entry of the log.
+        let screen = BrowserView.frame(model.state, activity: model.activity).text
+        #expect(plan.allSatisfy { screen.contains(String($0.prefix(20))) })
+    }
+
+    @Test func aClickSelectsTheRowUnderItAndTheWheelScrolls() throws {
+        let model = try model()
+        // Row 0 is the chat list's title; row 6 is its sixth chat.
+        model.apply(.click(row: 6, column: 5))
+        #expect(model.state.focus == .chats)
+        #expect(model.state.chatList.selected == 5)
+        model.apply(.open)
+        let open = try #require(model.state.openChat)
+        // A click on a message selects it; one on the pane's title selects nothing new.
+        let screen = BrowserView.frame(model.state, activity: model.activity).text.split(separator: "\n")
+        // The newest messages are at the bottom and always in view (older ones may be pushed out by day separators).
+        let target = try #require(open.rows.reversed().first { $0.index != open.selected })
+        let clock = DateFormatter()
+        clock.locale = Locale(identifier: "en_US_POSIX")
+        clock.timeZone = TimeZone(identifier: "UTC")
+        clock.dateFormat = "HH:mm"
+        let line = try #require(screen.firstIndex { $0.contains("│ \(clock.string(from: target.sentAt)) \(target.sender): ") })
+        model.apply(.click(row: line, column: 50))
+        #expect(model.state.focus == .messages)
+        #expect(model.state.openChat?.selected == target.index)
+        model.apply(.click(row: 0, column: 50))
+        #expect(model.state.openChat?.selected == target.index)
+        // The wheel over the chat list moves its selection three rows and focuses it.
+        model.apply(.scrollDown(row: 10, column: 5))
+        #expect(model.state.focus == .chats)
+        #expect(model.state.chatList.selected == 8)
+        model.apply(.scrollUp(row: 10, column: 5))
+        #expect(model.state.chatList.selected == 5)
+    }
+
+    @Test func helpScrollsWhenTheWindowIsShortAndAnyOtherKeyClosesIt() throws {
+        let model = try model(width: 80, height: 24)
+        model.apply(.help)
+        var screen = BrowserView.frame(model.state, activity: model.activity).text
+        #expect(screen.contains("↑ k"))
+        #expect(!screen.contains("quit (asks"))
+        #expect(model.action(for: .down) == .down)
+        model.apply(.pageDown)
+        model.apply(.pageDown)
+        screen = BrowserView.frame(model.state, activity: model.activity).text
+        #expect(screen.contains("quit (asks"), "the last rows after paging down:\n\(screen)")
+        #expect(!screen.contains("↑ k"))
+        #expect(model.action(for: .character("x")) == .cancel)
+        model.apply(.cancel)
+        #expect(model.state.overlay == .none)
+        #expect(model.state.chatList.selected == 0, "scrolling the help moved no list")
+    }
+}
