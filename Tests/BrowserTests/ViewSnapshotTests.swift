@@ -87,9 +87,8 @@ import Testing
     /// one space stays between a word and it (`stmts <dur>`). Each pane keeps its width: the difference is taken
     /// from, or given to, the blanks at the end of the duration's pane (before the next `│` or the line's end).
     ///
-    /// What this cannot undo: layouts sized from a duration's width elsewhere (the sparklines' bar count follows
-    /// the width of the SQL-time peak; the SQL log's duration column is as wide as its widest entry). Those stay
-    /// put as long as the durations they depend on stay five columns wide, 100µs to 9.9ms.
+    /// The views themselves keep durations from moving anything else: the SQL log's duration column and the
+    /// sparklines' peak have fixed widths (durations of 10 s and more would widen their own row only).
     static func normalizingDurations(_ text: String) -> String {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { normalizingDurations(inLine: String($0)) }
             .joined(separator: "\n")

@@ -42,7 +42,7 @@ struct BrowserEndToEndTests {
         // The chat list: names in Korean, Japanese, Chinese and Thai, with emoji, and every column edge in the same
         // place on every row.
         var lines = Self.lines(screen)
-        #expect(lines.count == 40)
+        try #require(lines.count == 40, "a whole 120×40 frame:\n\(screen)")
         let edges = Self.separatorColumns(lines[0])
         #expect(edges.count == 2, "three columns at 120×40: \(lines[0])")
         for line in lines[1..<38] {
@@ -54,6 +54,7 @@ struct BrowserEndToEndTests {
 
         // Opening the first chat: its messages, and the panel counting that action's faults and statements.
         let firstChat = Self.chatTitle(lines[1])
+        let firstRow = Self.chatColumn(lines[1])
         try session.send(keys: "Enter")
         screen = try session.waitFor("last: open")
         lines = Self.lines(screen)
@@ -62,8 +63,9 @@ struct BrowserEndToEndTests {
         let openPanel = try #require(Self.panelFigures(screen, after: "last: open"))
         #expect(openPanel.statements > 0 && openPanel.statements <= 4)
         #expect(openPanel.faults > 0)
-        // The same action through `faultline trace` on the same store counts the same.
-        let trace = try FaultlineBinary.run(["trace", path, "--script", "open", "--json"])
+        #expect(openPanel.faults == openPanel.hits + openPanel.misses)
+        // The same action through `faultline trace` on the same store, at the same size, counts the same.
+        let trace = try FaultlineBinary.run(["trace", path, "--script", "open", "--json", "--size", "120x40"])
         let traced = try #require(try Self.traceCosts(trace.stdout)["open"], "trace: \(trace.stderr)")
         #expect(openPanel.statements == traced["sql"])
         #expect(openPanel.faults == traced["faults"])
@@ -89,18 +91,22 @@ struct BrowserEndToEndTests {
         #expect(!screen.contains("unsaved"))
         try session.send(keys: "u")
         screen = try session.waitFor("Chats (60)")
-        #expect(Self.chatTitle(Self.lines(screen)[1]) == firstChat)
+        lines = Self.lines(screen)
+        try #require(lines.count == 40)
+        #expect(Self.chatColumn(lines[1]) == firstRow, "the chat's row is back as it was")
         try session.send(keys: "Enter")
         screen = try session.waitFor("last: open")
         #expect(Self.lines(screen)[0].contains(messagesTitle), "after undo: \(Self.lines(screen)[0])")
 
         // Resizing: two rows of panes at 80×24, a notice below 60×15, three columns again at 120×40.
         try session.resize(width: 80, height: 24)
-        screen = try session.waitFor("Graph activity")
+        screen = try session.waitFor("─ Graph activity")
         lines = Self.lines(screen)
-        #expect(lines.count == 24)
+        try #require(lines.count == 24)
         #expect(lines.allSatisfy { DisplayWidth.of($0) <= 80 })
         #expect(Self.separatorColumns(lines[0]).count == 1, "two panes side by side at 80×24: \(lines[0])")
+        // Only the 80×24 layout puts the panel in a band under the panes, starting at the left edge.
+        #expect(lines.contains { $0.hasPrefix("─ Graph activity") }, "\(screen)")
         try session.resize(width: 50, height: 12)
         try session.waitFor("window too small")
         try session.resize(width: 120, height: 40)
@@ -111,6 +117,7 @@ struct BrowserEndToEndTests {
         try session.send(keys: "q")
         #expect(try session.waitForExit() == 0)
         #expect(try session.modes() == .restored)
+        #expect(try session.lineDisciplineAfterExit() == (canonical: true, echo: true))
 
         // The store holds every chat again and passes the integrity check.
         let check = try FaultlineBinary.run(["check", path])
@@ -129,12 +136,16 @@ struct BrowserEndToEndTests {
         try session.send(keys: "q")
         try session.waitFor("discard")
         try session.send(keys: "n")
-        try session.waitFor("unsaved")
+        // Staying: the question goes, the browser's own hints come back, the deletion is still pending.
+        try session.waitUntilGone("discard")
+        try session.waitFor("↑↓ move")
+        try session.waitFor("Chats (59)")
         try session.send(keys: "q")
         try session.waitFor("discard")
         try session.send(keys: "y")
         #expect(try session.waitForExit() == 0)
         #expect(try session.modes() == .restored)
+        #expect(try session.lineDisciplineAfterExit() == (canonical: true, echo: true))
         // Discarded: nothing reached the file.
         #expect(try Self.chatCount(path) == 60)
     }
@@ -153,6 +164,7 @@ struct BrowserEndToEndTests {
             }
             #expect(try session.waitForExit() == 128 + signal)
             #expect(try session.modes() == .restored)
+            #expect(try session.lineDisciplineAfterExit() == (canonical: true, echo: true))
             let screen = try session.capture()
             #expect(!screen.contains("Chats (60)"), "the browser's screen was left behind:\n\(screen)")
         }
@@ -187,6 +199,11 @@ struct BrowserEndToEndTests {
             column += DisplayWidth.of(String(character))
         }
         return columns
+    }
+
+    /// The chat list's part of a row: everything before the first pane edge.
+    static func chatColumn(_ row: String) -> String {
+        row.split(separator: "│", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? row
     }
 
     /// The chat title at the start of a chat-list row, without its member count and marks.

@@ -21,6 +21,19 @@ struct TmuxSessionTests {
         #expect(try session.waitForExit() == 0)
     }
 
+    @Test func aCommandThatLeavesTheTerminalRawIsSeen() throws {
+        let raw = try TmuxSession(command: "stty raw -echo", width: 60, height: 6)
+        #expect(try raw.waitForExit() == 0)
+        #expect(try raw.lineDisciplineAfterExit() == (canonical: false, echo: false))
+        let tidy = try TmuxSession(command: "true", width: 60, height: 6)
+        #expect(try tidy.lineDisciplineAfterExit() == (canonical: true, echo: true))
+        #expect(try tidy.modes() == .restored)
+        // A program that switches to the alternate screen and leaves it on is seen too.
+        let left = try TmuxSession(command: "printf '\\033[?1049h'", width: 60, height: 6)
+        #expect(try left.waitForExit() == 0)
+        #expect(try left.modes().alternateScreen)
+    }
+
     @Test func waitingForTextThatNeverComesTimesOutWithTheScreen() throws {
         let session = try TmuxSession(command: "echo nothing to see", width: 40, height: 5)
         #expect(try session.waitForExit() == 0)

@@ -62,7 +62,9 @@ enum TimeText {
         let minute: Int
 
         init(_ date: Date) {
-            let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+            // A stored date beyond any calendar (not finite, or past Int) is drawn as the epoch rather than trapping.
+            let interval = date.timeIntervalSince1970
+            let seconds = interval.isFinite && abs(interval) < 1e15 ? Int(interval.rounded(.down)) : 0
             let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
             dayNumber = secondOfDay < 0 ? days - 1 : days
             let second = secondOfDay < 0 ? secondOfDay + 86_400 : secondOfDay

@@ -54,7 +54,9 @@ final class TmuxSession {
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
             arguments += ["-e", "\(name)=\(value)"]
         }
-        arguments.append("\(command); echo EXIT=$?; sleep 30")
+        // After the command: its status, then the line discipline it left (canonical input and echo are what a
+        // program that leaves the terminal raw turns off).
+        arguments.append("\(command); echo EXIT=$?; echo TTY=$(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '); sleep 30")
         try tmux(arguments)
     }
 
@@ -66,15 +68,28 @@ final class TmuxSession {
         try tmux(["capture-pane", "-p", "-t", "S"] + (joiningWrappedLines ? ["-J"] : []))
     }
 
-    /// Polls the screen every 50 ms until it shows `text`, and returns that screen.
+    /// Polls the screen every 50 ms until it shows `text` and two captures in a row agree (a program may draw a
+    /// frame in several writes), and returns that screen.
     @discardableResult
     func waitFor(_ text: String, timeout: Duration = .seconds(10)) throws -> String {
+        try waitUntil(timeout: timeout, "\(text.debugDescription) on a settled screen") { $0.contains(text) }
+    }
+
+    /// Polls until `text` is no longer on a settled screen, and returns that screen.
+    @discardableResult
+    func waitUntilGone(_ text: String, timeout: Duration = .seconds(10)) throws -> String {
+        try waitUntil(timeout: timeout, "\(text.debugDescription) to go") { !$0.contains(text) }
+    }
+
+    private func waitUntil(timeout: Duration, _ what: String, _ condition: (String) -> Bool) throws -> String {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
+        var previous: String?
         while true {
             let screen = try capture()
-            if screen.contains(text) { return screen }
-            guard clock.now < deadline else { throw Failure.timedOut(waitingFor: text, screen: screen) }
+            if condition(screen), screen == previous { return screen }
+            previous = screen
+            guard clock.now < deadline else { throw Failure.timedOut(waitingFor: what, screen: screen) }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
@@ -129,6 +144,19 @@ final class TmuxSession {
         guard flags.count == 5 else { throw Failure.couldNotStart("unexpected mode flags from tmux") }
         return Modes(alternateScreen: flags[0], cursorVisible: flags[1], mouseReporting: flags[2], keypad: flags[3],
                      cursorKeys: flags[4])
+    }
+
+    /// Whether the terminal had canonical input and echo on once the command ended (read by `stty` after it), as a
+    /// shell needs them; a program that leaves the terminal raw turns both off.
+    func lineDisciplineAfterExit(timeout: Duration = .seconds(10)) throws -> (canonical: Bool, echo: Bool) {
+        let screen = try waitFor("TTY=", timeout: timeout)
+        // Not necessarily at the start of its line: without output processing a newline does not return the carriage.
+        let line = screen.split(separator: "\n").last { $0.contains("TTY=") } ?? ""
+        let flags = line.components(separatedBy: "TTY=").last.map { $0.split(separator: " ").map(String.init) } ?? []
+        guard flags.contains(where: { $0.hasSuffix("icanon") }), flags.contains(where: { $0.hasSuffix("echo") }) else {
+            throw Failure.timedOut(waitingFor: "stty's icanon and echo", screen: screen)
+        }
+        return (flags.contains("icanon"), flags.contains("echo"))
     }
 
     /// Resizes the window; the command gets a SIGWINCH.
