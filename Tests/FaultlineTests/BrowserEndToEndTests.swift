@@ -170,16 +170,21 @@ struct BrowserEndToEndTests {
         }
     }
 
-    @Test func anUnknownTerminalIsOneErrorLineSuggestingTrace() throws {
-        let session = try TmuxSession(command: "TERM=no-such-terminal \(FaultlineBinary.url.path) browse '\(try store())'",
-                                      width: 100, height: 10)
+    @Test(arguments: [("TERM=no-such-terminal", "'no-such-terminal'"), ("env -u TERM", "TERM is not set")])
+    func anUnknownOrMissingTerminalIsOneErrorLineSuggestingTrace(prefix: String, named: String) throws {
+        let path = try store()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let session = try TmuxSession(command: "\(prefix) \(FaultlineBinary.url.path) browse '\(path)'", width: 100, height: 10)
         #expect(try session.waitForExit() == 1)
         let screen = try session.capture(joiningWrappedLines: true)
         let errors = screen.split(separator: "\n").filter { $0.hasPrefix("error:") }
         #expect(errors.count == 1, "\(screen)")
-        #expect(errors.first?.contains("no-such-terminal") == true)
+        #expect(errors.first?.contains(named) == true, "\(screen)")
         #expect(errors.first?.contains("faultline trace") == true)
+        #expect(!screen.contains("Fatal") && !screen.contains("backtrace"))
         #expect(try session.modes() == .restored)
+        #expect(try session.lineDisciplineAfterExit() == (canonical: true, echo: true))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the store is left as it was")
     }
 
     // MARK: Reading the screen

@@ -54,6 +54,16 @@ import Testing
         #expect(report.totals.faults == actions.map(\.faults).reduce(0, +))
     }
 
+    @Test func scrollingBackThroughAChatLoadsOlderMessagesInBatchesWithinBudget() throws {
+        // The first chat (over a thousand messages): scrolling back 120 crosses at least two batch boundaries.
+        let report = try trace("open; up 120")
+        let ups = report.actions.filter { $0.action == "up" }
+        #expect(ups.count == 120)
+        #expect(ups.filter { $0.sql > 0 }.count >= 2, "older batches were read: \(ups.map(\.sql))")
+        #expect(ups.allSatisfy { $0.sql <= 3 }, "each older batch: \(ups.map(\.sql).filter { $0 > 0 }) statements")
+        #expect(ups.filter { $0.sql == 0 }.count > 100, "moves within a loaded batch run no SQL")
+    }
+
     @Test func withPrefetchOffTheScreenWarnsOfNPlusOneAndCostsMore() throws {
         let tuned = try trace("")
         let untuned = try trace("", ["--no-prefetch"])
