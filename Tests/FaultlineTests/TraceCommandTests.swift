@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func scrollingBackThroughAChatLoadsOlderMessagesInBatchesWithinBudget() throws {
-        // The first chat (over a thousand messages): scrolling back 120 crosses at least two batch boundaries.
+        // The first chat (20,000 messages): scrolling back 120 crosses at least two batch boundaries.
         let report = try trace("open; up 120")
         let ups = report.actions.filter { $0.action == "up" }
         #expect(ups.count == 120)
