@@ -51,8 +51,10 @@ public final class ActivityLog {
         var entries = monitor.sqlLog
         if let explained, entries.indices.contains(selected) {
             let entry = entries[selected]
-            entries[selected] = SQLLogEntry(number: entry.number, sql: entry.sql, arguments: entry.arguments, rows: entry.rows,
-                                            duration: entry.duration, cause: entry.cause, queryPlan: explained, action: entry.action)
+            let statement = entry.statement
+            entries[selected] = SQLLogEntry(number: entry.number, sql: statement.sql, arguments: statement.arguments,
+                                            rows: statement.rows, duration: statement.duration, cause: statement.cause,
+                                            queryPlan: explained, action: entry.action)
         }
         let title = PaneView.title("SQL log (\(ActivityFormat.count(entries.count)))", width: width, focused: focused)
         let body = SQLLogView.lines(entries: entries, selected: focused ? selected : nil, expanded: explained != nil,

@@ -10,35 +10,32 @@ import GraphStore
 public struct SQLLogEntry: Equatable, Sendable {
     /// Counts up from 1 in the order statements ran: stays the same while newer entries push this one down.
     public let number: Int
-    public let sql: String
-    public let arguments: [AttributeValue]
-    /// Rows returned (queries) or changed (writes).
-    public let rows: Int
-    public let duration: Duration
-    public let cause: StatementCause
-    /// `EXPLAIN QUERY PLAN` lines, when the store gathered them.
-    public let queryPlan: [String]?
+    /// The statement as the store reported it.
+    public let statement: StatementEvent
     /// The action it ran for; nil when it ran between actions (background work, say).
     public let action: String?
+
+    public var sql: String { statement.sql }
+    public var arguments: [AttributeValue] { statement.arguments }
+    /// Rows returned (queries) or changed (writes).
+    public var rows: Int { statement.rows }
+    public var duration: Duration { statement.duration }
+    public var cause: StatementCause { statement.cause }
+    /// `EXPLAIN QUERY PLAN` lines, when the store gathered them.
+    public var queryPlan: [String]? { statement.queryPlan }
+
+    /// The entry for `statement`, run as entry `number` for `action`.
+    public init(number: Int, statement: StatementEvent, action: String?) {
+        self.number = number
+        self.statement = statement
+        self.action = action
+    }
 
     public init(
         number: Int, sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause,
         queryPlan: [String]?, action: String?
     ) {
-        self.number = number
-        self.sql = sql
-        self.arguments = arguments
-        self.rows = rows
-        self.duration = duration
-        self.cause = cause
-        self.queryPlan = queryPlan
-        self.action = action
-    }
-
-    /// The entry for `statement`, run as entry `number` for `action`.
-    public init(number: Int, statement: StatementEvent, action: String?) {
-        self.init(
-            number: number, sql: statement.sql, arguments: statement.arguments, rows: statement.rows,
-            duration: statement.duration, cause: statement.cause, queryPlan: statement.queryPlan, action: action)
+        self.init(number: number, statement: StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration,
+                                                             cause: cause, queryPlan: queryPlan), action: action)
     }
 }

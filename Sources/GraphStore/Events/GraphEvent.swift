@@ -37,7 +37,7 @@ public enum StatementCause: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One SQL statement as it ran.
-public struct StatementEvent: Sendable {
+public struct StatementEvent: Equatable, Sendable {
     /// The SQL text, with `t0`, `t1` aliases as Core Data prints them.
     public let sql: String
     /// Bound values, in order.
