@@ -61,29 +61,77 @@ struct BenchmarkVariant {
     let run: (Stopwatch) throws -> RunOutcome
 }
 
-/// How a case turns its variants' figures into a verdict.
-enum BenchmarkGoal {
-    /// `ratio` (first variant's median over the second's) at most `limit`.
-    case ratioAtMost(Double)
-    /// The first variant's median per operation at most `limit` µs; `operations` is how many it did per run, and
-    /// `operation` names one in the report ("fault", "frame").
-    case microsecondsPerOperationAtMost(Double, operations: Int, operation: String = "fault")
-    /// `ratio` at most `limit`, and the first variant's peak memory (largest over its runs) under `megabytes` MB.
-    case ratioAndPeakMemoryAtMost(Double, megabytes: Double)
-    /// `ratio` at most `limit`, and the first variant at least `factor` times faster (by median) than `variant`; with
-    /// `peakGrowthMegabytes`, also the first variant's peak memory growth (peak during a run less the resident
-    /// memory before it, the largest over its runs) under that many MB.
-    case ratioAtMostAndFasterThan(Double, variant: String, factor: Double, peakGrowthMegabytes: Double? = nil)
-    /// `ratio` at most `limit`, and the first variant's resident memory after its last batch less than `megabytes`
-    /// MB above what it was after its first (the largest growth over its runs).
-    case ratioAndMemoryGrowthAtMost(Double, megabytes: Double)
+/// The variant names cases share, so reports and goals can find the peers of every case.
+enum VariantName {
+    /// Faultline tuned: the levers a careful app sets (batching, prefetch, derived counts, batched faults).
+    static let faultline = "faultline"
+    /// Faultline tuned the way Core Data allows (faithful batching, separate prefetch queries).
+    static let coreData = "faultline-coredata"
+    /// Faultline with Core Data's defaults: no batch size, no prefetch, a fault per object.
+    static let defaults = "faultline-defaults"
+    /// GRDB records with associations, written as GRDB's documentation recommends.
+    static let grdb = "grdb"
+    /// The raw SQLite C API: the floor.
+    static let raw = "raw-sqlite"
 }
 
-/// A case ready to run: its variants (the measured one first, the one it is compared with second) and its target.
+/// One condition a case's figures must meet. Variants are named; a check on a variant the case lacks is a
+/// programming error.
+enum GoalCheck: Sendable {
+    /// `variant`'s median at most `atMost` times `peer`'s.
+    case ratio(String, over: String, atMost: Double)
+    /// `variant` at least `factor` times faster than `peer` (the peer's median over the variant's ≥ `factor`).
+    case fasterThan(String, than: String, factor: Double = 1)
+    /// `variant` ran no more SQL statements per run than `peer`.
+    case statementsAtMost(String, than: String)
+    /// Every named variant ran the same number of statements per run.
+    case sameStatements([String])
+    /// `variant`'s median per operation at most `atMost` µs; it does `operations` per run, each called `operation`
+    /// in the report ("fault", "frame").
+    case microsecondsPerOperation(String, atMost: Double, operations: Int, operation: String)
+    /// `variant`'s peak memory (largest over its runs) under this many MB.
+    case peakMemory(String, underMegabytes: Double)
+    /// How far `variant`'s peak rose above its resident memory before its work (largest over its runs) under this
+    /// many MB.
+    case peakGrowth(String, underMegabytes: Double)
+    /// `variant`'s resident memory after its last batch less than this many MB above what it was after its first.
+    case batchGrowth(String, underMegabytes: Double)
+
+    /// The check in words, for the report's target column.
+    var description: String {
+        func short(_ name: String) -> String { name == VariantName.raw ? "raw" : name }
+        switch self {
+        case .ratio(let variant, let peer, let limit):
+            return "\(short(variant)) ≤ \(Self.figure(limit))× \(short(peer))"
+        case .fasterThan(let variant, let peer, let factor):
+            return factor == 1 ? "\(short(variant)) faster than \(short(peer))"
+                : "\(short(variant)) ≥ \(Self.figure(factor))× faster than \(short(peer))"
+        case .statementsAtMost(let variant, let peer):
+            return "\(short(variant)) statements ≤ \(short(peer))'s"
+        case .sameStatements(let variants):
+            return "equal statements: \(variants.map(short).joined(separator: ", "))"
+        case .microsecondsPerOperation(let variant, let limit, _, let operation):
+            return "\(short(variant)) ≤ \(Self.figure(limit)) µs per \(operation)"
+        case .peakMemory(let variant, let megabytes):
+            return "\(short(variant)) peak < \(Self.figure(megabytes)) MB"
+        case .peakGrowth(let variant, let megabytes):
+            return "\(short(variant)) peak growth < \(Self.figure(megabytes)) MB"
+        case .batchGrowth(let variant, let megabytes):
+            return "\(short(variant)) RSS growth first→last batch < \(Self.figure(megabytes)) MB"
+        }
+    }
+
+    /// A limit as people write it: 2, 1.5, 0.5.
+    static func figure(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%g", value)
+    }
+}
+
+/// A case ready to run: its variants (the measured one first) and its goals.
 struct PreparedCase {
     let name: String
-    let target: String
-    let goal: BenchmarkGoal
+    /// What the case must show; empty for a case that only reports.
+    let goals: [GoalCheck]
     let variants: [BenchmarkVariant]
     /// Whether each variant runs once, untimed, before the timed runs. A case whose runs are long and whose
     /// preparation already did the work once skips it, and gives `expectedChecksum` instead.
@@ -96,6 +144,11 @@ struct PreparedCase {
     var rows: Int? = nil
     /// For a case that deletes: what each run's delete takes with it (checked by the case on every run).
     var deletion: DeletionPlan? = nil
+    /// A line on what the case did, for the report (the chat's size, say); nil for none.
+    var note: String? = nil
+
+    /// The goals in words.
+    var target: String { goals.map(\.description).joined(separator: "; ") }
 }
 
 /// The cases `faultline bench` knows, in the order they run by default.
@@ -107,6 +160,10 @@ public enum BenchmarkCaseName: String, CaseIterable, Sendable {
     case fixtureGenerate = "fixture-generate"
     case chatList = "chat-list"
     case chatListScroll = "chat-list-scroll"
+    case openChat = "open-chat"
+    case materializeMessages = "materialize-messages"
+    case addMessage = "add-message"
     case cascadeDelete = "cascade-delete"
     case renderFrame = "render-frame"
+    case startup = "startup"
 }

@@ -19,8 +19,10 @@ public struct BenchmarkReport: Sendable {
 
     // MARK: JSON
 
-    /// `{"cases":[{"name":…,"variants":{"faultline":{"ms":…,"minMs":…,"maxMs":…,"statements":N},…},"ratio":…,
-    /// "target":"…","met":…}],"build":"…","quick":…}`; `ms` is the median. A case whose target is a time per
+    /// `{"cases":[{"name":…,"variants":{"faultline":{"ms":…,"minMs":…,"maxMs":…,"statements":N,"xRaw":…,"xGRDB":…},…},
+    /// "ratio":…,"ratioOver":"raw-sqlite","ratioToGRDB":…,"target":"…","met":…,"checks":[{"check":…,"measured":…,
+    /// "met":…}]}],"build":"…","quick":…}`; `ms` is the median; `xRaw` and `xGRDB` are a variant's median over raw
+    /// SQLite's and GRDB's, where the case has them; `ratio` is the first variant's over `ratioOver`'s. A case whose target is a time per
     /// fault also carries `usPerFault`; one that writes rows carries `rows`, and `rowsPerSecond` per variant; a
     /// variant whose peak memory was measured carries `peakMB` (10^6 bytes); one that walks a result in batches
     /// carries `rssFirstBatchMB` and `rssLastBatchMB`; one that notes its memory before its work carries
@@ -38,15 +40,23 @@ public struct BenchmarkReport: Sendable {
                 if let first = variant.firstBatchMegabytes, let last = variant.lastBatchMegabytes {
                     fields += ",\"rssFirstBatchMB\":\(Self.number(first)),\"rssLastBatchMB\":\(Self.number(last))"
                 }
+                if let toRaw = result.ratio(of: variant, to: VariantName.raw) { fields += ",\"xRaw\":\(Self.number(toRaw))" }
+                if let toGRDB = result.ratio(of: variant, to: VariantName.grdb) { fields += ",\"xGRDB\":\(Self.number(toGRDB))" }
                 return "\(Self.quoted(variant.name)):{\(fields)}"
             }
             var fields = [
                 "\"name\":\(Self.quoted(result.name))",
                 "\"variants\":{\(variantTexts.joined(separator: ","))}",
                 "\"ratio\":\(Self.number(result.ratio))",
+                "\"ratioOver\":\(Self.quoted(result.ratioOver))",
                 "\"target\":\(Self.quoted(result.target))",
                 "\"met\":\(result.met)",
+                "\"checks\":[" + result.checks.map {
+                    "{\"check\":\(Self.quoted($0.check)),\"measured\":\(Self.quoted($0.measured)),\"met\":\($0.met)}"
+                }.joined(separator: ",") + "]",
             ]
+            if let toGRDB = result.ratioToGRDB { fields.append("\"ratioToGRDB\":\(Self.number(toGRDB))") }
+            if let note = result.note { fields.append("\"note\":\(Self.quoted(note))") }
             if let perOperation = result.microsecondsPerOperation {
                 // usPerFault, usPerFrame.
                 let key = "usPer" + (result.operation ?? "operation").capitalized
@@ -100,37 +110,31 @@ public struct BenchmarkReport: Sendable {
 
     // MARK: table
 
-    /// A table with one line per variant; the ratio, target and verdict sit on each case's first line.
-    public func table() -> String {
-        // Rows per second and peak memory get columns only when some case has them.
+    /// The rows of the table, a header first: one row per variant, with each variant's median over raw SQLite's and
+    /// over GRDB's.
+    func tableRows() -> [[String]] {
+        // Rows per second and memory get columns only when some case has them.
         let writesRows = cases.contains { $0.rows != nil }
         let hasPeaks = cases.contains { $0.variants.contains { $0.peakMegabytes != nil } }
         let hasBatchMemory = cases.contains { $0.variants.contains { $0.firstBatchMegabytes != nil } }
         let hasPeakGrowth = cases.contains { $0.variants.contains { $0.peakGrowthMegabytes != nil } }
-        var header = ["case", "variant", "median ms", "min ms", "max ms", "statements"]
+        var header = ["case", "variant", "median ms", "min ms", "max ms", "statements", "× raw", "× grdb"]
         if writesRows { header.append("rows/s") }
         if hasPeaks { header.append("peak MB") }
         if hasPeakGrowth { header.append("peak growth MB") }
         if hasBatchMemory { header.append("RSS first→last batch MB") }
-        header += ["ratio", "target", "met"]
         var rows: [[String]] = [header]
         for result in cases {
             for (index, variant) in result.variants.enumerated() {
-                let first = index == 0
-                var verdict = result.met ? "yes" : "NO"
-                if let perOperation = result.microsecondsPerOperation {
-                    verdict += String(format: " (%.3f µs per ", perOperation) + (result.operation ?? "operation") + ")"
-                }
-                if let speedup = result.speedup, let over = result.speedupOver {
-                    verdict += String(format: " (%.1f× faster than ", speedup) + over + ")"
-                }
                 var row = [
-                    first ? result.name : "",
+                    index == 0 ? result.name : "",
                     variant.name,
                     String(format: "%.3f", variant.medianMs),
                     String(format: "%.3f", variant.minMs),
                     String(format: "%.3f", variant.maxMs),
                     String(variant.statements),
+                    result.ratio(of: variant, to: VariantName.raw).map { String(format: "%.2f", $0) } ?? "",
+                    result.ratio(of: variant, to: VariantName.grdb).map { String(format: "%.2f", $0) } ?? "",
                 ]
                 if writesRows { row.append(result.rowsPerSecond(variant).map { String(format: "%.0f", $0) } ?? "") }
                 if hasPeaks { row.append(variant.peakMegabytes.map { String(format: "%.1f", $0) } ?? "") }
@@ -142,17 +146,37 @@ public struct BenchmarkReport: Sendable {
                         row.append("")
                     }
                 }
-                row += [
-                    first ? String(format: "%.2f×", result.ratio) : "",
-                    first ? result.target : "",
-                    first ? verdict : "",
-                ]
                 rows.append(row)
             }
         }
-        let rightAligned = Set(2..<(header.count - 2))
+        return rows
+    }
+
+    /// Each case's goals with what was measured, one line per goal, then its note and what it deleted.
+    func goalLines(bullet: String = "", code: (String) -> String = { $0 }) -> [String] {
+        var lines: [String] = []
+        for result in cases {
+            for check in result.checks {
+                lines.append("\(bullet)\(code(result.name)): \(check.check): \(check.measured), \(check.met ? "met" : "MISSED")")
+            }
+            if let note = result.note { lines.append("\(bullet)\(code(result.name)): \(note)") }
+            if let deletion = result.deletion {
+                func listed(_ counts: [String: Int]) -> String {
+                    counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                }
+                lines.append("\(bullet)\(code(result.name)): each run deletes \(listed(deletion.deleted)); references cleared: \(listed(deletion.nullified))")
+            }
+        }
+        return lines
+    }
+
+    /// A table with one line per variant, then each case's goals and whether they were met.
+    public func table() -> String {
+        let rows = tableRows()
+        let rightAligned = Set(2..<rows[0].count)
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        var lines = ["faultline bench: \(build) build, \(quick ? "quick" : "full") run; times in ms, ratio = first variant's median / second's"]
+        var lines = ["faultline bench: \(build) build, \(quick ? "quick" : "full") run; times in ms; "
+            + "× raw and × grdb: a variant's median over raw SQLite's and GRDB's"]
         lines.append("")
         for row in rows {
             let cells = row.enumerated().map { column, cell -> String in
@@ -164,16 +188,36 @@ public struct BenchmarkReport: Sendable {
             lines.append(line)
         }
         lines.append("")
-        for result in cases {
-            guard let deletion = result.deletion else { continue }
-            func listed(_ counts: [String: Int]) -> String {
-                counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            }
-            lines.append("\(result.name): each run deletes \(listed(deletion.deleted)); references cleared: \(listed(deletion.nullified))")
-        }
-        if cases.contains(where: { $0.deletion != nil }) { lines.append("") }
+        lines += goalLines()
+        lines.append("")
         let missed = cases.filter { !$0.met }.map(\.name)
         lines.append(missed.isEmpty ? "all targets met" : "targets missed: \(missed.joined(separator: ", "))")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: Markdown
+
+    /// The run as Markdown, for docs/benchmarks.md: where and when it ran, at what scale, how to run it again, the
+    /// table, and the goals.
+    public func markdown(machine: String, date: String, command: String) -> String {
+        let rows = tableRows()
+        var lines = [
+            "- **Machine:** \(machine)",
+            "- **Date:** \(date)",
+            "- **Build:** \(build); **run:** \(quick ? "quick (`--quick`)" : "full")",
+            "- **Rerun:** `\(command)`",
+            "",
+        ]
+        func cells(_ row: [String]) -> String { "| " + row.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |" }
+        lines.append(cells(rows[0]))
+        lines.append("| " + rows[0].indices.map { $0 < 2 ? "---" : "---:" }.joined(separator: " | ") + " |")
+        for row in rows.dropFirst() {
+            var row = row
+            if !row[0].isEmpty { row[0] = "`\(row[0])`" }
+            lines.append(cells(row))
+        }
+        lines.append("")
+        lines += goalLines(bullet: "- ", code: { "`\($0)`" })
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -41,6 +41,9 @@ public struct BenchmarkRunner {
             let chatList = ChatListCases(folder: folder, quick: quick, opened: opened)
             let cascadeDelete = CascadeDeleteCase(folder: folder, quick: quick, opened: opened)
             let renderFrame = RenderFrameCase(folder: folder, quick: quick, opened: opened)
+            let chatReads = ChatReadCases(quick: quick, store: chatList.sharedStore)
+            let addMessage = AddMessageCase(folder: folder, quick: quick, opened: opened, store: chatList.sharedStore)
+            let startup = StartupCase(quick: quick, executable: executable, store: chatList.sharedStore)
             for name in selected {
                 progress("\(name.rawValue): preparing")
                 let prepared = try Self.describingFailures(name.rawValue) {
@@ -49,6 +52,9 @@ public struct BenchmarkRunner {
                     case .chatList, .chatListScroll: try chatList.prepare(name)
                     case .cascadeDelete: try cascadeDelete.prepare()
                     case .renderFrame: try renderFrame.prepare()
+                    case .openChat, .materializeMessages: try chatReads.prepare(name)
+                    case .addMessage: try addMessage.prepare()
+                    case .startup: try startup.prepare()
                     default: try cases.prepare(name)
                     }
                 }
@@ -128,47 +134,80 @@ public struct BenchmarkRunner {
                           lastBatchMegabytes: growths[index].map { Double($0.last) / 1_000_000 },
                           peakGrowthMegabytes: peakGrowths[index].map { Double($0) / 1_000_000 })
         }
-        let ratio = figures[0].medianMs / max(figures[1].medianMs, .leastNonzeroMagnitude)
-        let met: Bool
+        return try Self.verdict(on: figures, of: prepared)
+    }
+
+    /// Evaluates the case's goals on its figures.
+    static func verdict(on figures: [VariantResult], of prepared: PreparedCase) throws(BenchmarkError) -> CaseResult {
+        func variant(_ name: String) -> VariantResult {
+            guard let found = figures.first(where: { $0.name == name }) else {
+                preconditionFailure("\(prepared.name) has no variant \(name)")
+            }
+            return found
+        }
+        func times(_ slower: VariantResult, _ faster: VariantResult) -> Double {
+            slower.medianMs / max(faster.medianMs, .leastNonzeroMagnitude)
+        }
+        var checks: [CheckResult] = []
         var microsecondsPerOperation: Double?
         var operationName: String?
         var speedup: (over: String, times: Double)?
-        switch prepared.goal {
-        case .ratioAtMost(let limit):
-            met = ratio <= limit
-        case .microsecondsPerOperationAtMost(let limit, let operations, let operation):
-            let perOperation = figures[0].medianMs * 1000 / Double(operations)
-            microsecondsPerOperation = perOperation
-            operationName = operation
-            met = perOperation <= limit
-        case .ratioAndPeakMemoryAtMost(let limit, let megabytes):
-            guard let peak = figures[0].peakMegabytes else {
-                throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its peak memory")
-            }
-            met = ratio <= limit && peak < megabytes
-        case .ratioAtMostAndFasterThan(let limit, let name, let factor, let growthLimit):
-            guard let slower = figures.first(where: { $0.name == name }) else {
-                preconditionFailure("\(prepared.name) has no variant \(name) to compare with")
-            }
-            let times = slower.medianMs / max(figures[0].medianMs, .leastNonzeroMagnitude)
-            speedup = (name, times)
-            var grewLittle = true
-            if let growthLimit {
-                guard let growth = figures[0].peakGrowthMegabytes else {
-                    throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report how far its peak memory rose")
+        for goal in prepared.goals {
+            let met: Bool
+            let measured: String
+            switch goal {
+            case .ratio(let name, let peer, let limit):
+                let ratio = times(variant(name), variant(peer))
+                met = ratio <= limit
+                measured = String(format: "%.2f×", ratio)
+            case .fasterThan(let name, let peer, let factor):
+                let ratio = times(variant(peer), variant(name))
+                met = ratio >= factor
+                measured = String(format: "%.1f× faster", ratio)
+                if speedup == nil { speedup = (peer, ratio) }
+            case .statementsAtMost(let name, let peer):
+                let (own, theirs) = (variant(name).statements, variant(peer).statements)
+                met = own <= theirs
+                measured = "\(own) vs \(theirs)"
+            case .sameStatements(let names):
+                let counts = names.map { variant($0).statements }
+                met = Set(counts).count <= 1
+                measured = counts.map(String.init).joined(separator: " = ")
+            case .microsecondsPerOperation(let name, let limit, let operations, let operation):
+                let perOperation = variant(name).medianMs * 1000 / Double(max(operations, 1))
+                met = perOperation <= limit
+                measured = String(format: "%.3f µs", perOperation)
+                if microsecondsPerOperation == nil { (microsecondsPerOperation, operationName) = (perOperation, operation) }
+            case .peakMemory(let name, let megabytes):
+                guard let peak = variant(name).peakMegabytes else {
+                    throw BenchmarkError("\(prepared.name): \(name) did not report its peak memory")
                 }
-                grewLittle = growth < growthLimit
+                met = peak < megabytes
+                measured = String(format: "%.1f MB", peak)
+            case .peakGrowth(let name, let megabytes):
+                guard let growth = variant(name).peakGrowthMegabytes else {
+                    throw BenchmarkError("\(prepared.name): \(name) did not report how far its peak memory rose")
+                }
+                met = growth < megabytes
+                measured = String(format: "%+.1f MB", growth)
+            case .batchGrowth(let name, let megabytes):
+                guard let first = variant(name).firstBatchMegabytes, let last = variant(name).lastBatchMegabytes else {
+                    throw BenchmarkError("\(prepared.name): \(name) did not report its resident memory")
+                }
+                met = last - first < megabytes
+                measured = String(format: "%+.1f MB", last - first)
             }
-            met = ratio <= limit && times >= factor && grewLittle
-        case .ratioAndMemoryGrowthAtMost(let limit, let megabytes):
-            guard let first = figures[0].firstBatchMegabytes, let last = figures[0].lastBatchMegabytes else {
-                throw BenchmarkError("\(prepared.name): \(variants[0].name) did not report its resident memory")
-            }
-            met = ratio <= limit && last - first < megabytes
+            checks.append(CheckResult(check: goal.description, measured: measured, met: met))
         }
-        return CaseResult(name: prepared.name, variants: figures, ratio: ratio, target: prepared.target, met: met,
+        // The ratio the case is known by: the first variant against raw SQLite where the case has it, else against
+        // the second variant.
+        let floor = figures.first { $0.name == VariantName.raw } ?? figures[1]
+        let ratio = times(figures[0], floor)
+        let grdb = figures.first { $0.name == VariantName.grdb }
+        return CaseResult(name: prepared.name, variants: figures, ratio: ratio, ratioOver: floor.name,
+                          ratioToGRDB: grdb.map { times(figures[0], $0) }, target: prepared.target, checks: checks,
                           microsecondsPerOperation: microsecondsPerOperation, operation: operationName, rows: prepared.rows,
-                          speedupOver: speedup?.over, speedup: speedup?.times, deletion: prepared.deletion)
+                          speedupOver: speedup?.over, speedup: speedup?.times, deletion: prepared.deletion, note: prepared.note)
     }
 
     /// Runs `work`, turning any failure into a `BenchmarkError` that names `scope`.
@@ -215,14 +254,20 @@ public struct VariantResult: Sendable {
     public var maxMs: Double { samplesMs.max() ?? 0 }
 }
 
-/// One case's outcome: its variants (measured one first), the ratio of their medians, and the verdict.
+/// One case's outcome: its variants (measured one first), the ratios of their medians, and each goal's verdict.
 public struct CaseResult: Sendable {
     public let name: String
     public let variants: [VariantResult]
-    /// First variant's median over the second's.
+    /// First variant's median over `ratioOver`'s: raw SQLite's where the case has it, else the second variant's.
     public let ratio: Double
+    public let ratioOver: String
+    /// First variant's median over GRDB's, for cases with a GRDB variant.
+    public let ratioToGRDB: Double?
     public let target: String
-    public let met: Bool
+    /// Each goal, measured.
+    public let checks: [CheckResult]
+    /// Whether every goal was met.
+    public var met: Bool { checks.allSatisfy(\.met) }
     /// For cases whose target is a time per operation: the first variant's median per operation, in µs.
     public let microsecondsPerOperation: Double?
     /// What one operation is, for those cases ("fault", "frame").
@@ -235,10 +280,27 @@ public struct CaseResult: Sendable {
     public let speedup: Double?
     /// For a case that deletes: what each run deleted, per entity, and the references surviving rows lost.
     public let deletion: DeletionPlan?
+    /// A line on what the case did.
+    public let note: String?
+
+    /// A variant's median over the named variant's, when the case has it.
+    public func ratio(of variant: VariantResult, to name: String) -> Double? {
+        guard let other = variants.first(where: { $0.name == name }) else { return nil }
+        return variant.medianMs / max(other.medianMs, .leastNonzeroMagnitude)
+    }
 
     /// Rows per second of each variant's median run, for cases that write rows.
     public func rowsPerSecond(_ variant: VariantResult) -> Double? {
         guard let rows, variant.medianMs > 0 else { return nil }
         return Double(rows) / (variant.medianMs / 1000)
     }
+}
+
+/// One goal of a case, measured.
+public struct CheckResult: Sendable {
+    /// The goal in words.
+    public let check: String
+    /// What was measured, in words ("1.21×", "0.3 µs").
+    public let measured: String
+    public let met: Bool
 }

@@ -64,8 +64,7 @@ final class FixtureCase {
         }
         return PreparedCase(
             name: BenchmarkCaseName.fixtureGenerate.rawValue,
-            target: "≤ 2× raw, peak < \(Int(Self.peakMemoryLimit)) MB",
-            goal: .ratioAndPeakMemoryAtMost(2, megabytes: Self.peakMemoryLimit),
+            goals: [.ratio(faultline.name, over: raw.name, atMost: 2), .peakMemory(faultline.name, underMegabytes: Self.peakMemoryLimit)],
             variants: [faultline, raw],
             warmUp: false,
             runs: quick ? nil : 3,

@@ -58,6 +58,9 @@ final class GraphCases {
         case .chatList, .chatListScroll: preconditionFailure("\(name.rawValue) is a ChatListCases case")
         case .cascadeDelete: preconditionFailure("cascade-delete is a CascadeDeleteCase")
         case .renderFrame: preconditionFailure("render-frame is a RenderFrameCase")
+        case .openChat, .materializeMessages: preconditionFailure("\(name.rawValue) is a ChatReadCases case")
+        case .addMessage: preconditionFailure("add-message is an AddMessageCase")
+        case .startup: preconditionFailure("startup is a StartupCase")
         }
     }
 
@@ -85,8 +88,9 @@ final class GraphCases {
             }
             return RunOutcome(checksum: sum, statements: 0)
         }
-        return PreparedCase(name: BenchmarkCaseName.faultFromCache.rawValue, target: "cache-hit fault ≤ 1 µs median",
-                            goal: .microsecondsPerOperationAtMost(1, operations: expected), variants: [faultline, raw])
+        return PreparedCase(name: BenchmarkCaseName.faultFromCache.rawValue,
+                            goals: [.microsecondsPerOperation(VariantName.faultline, atMost: 1, operations: expected, operation: "fault")],
+                            variants: [faultline, raw])
     }
 
     /// 10,000 faults with an empty row cache, each one SELECT by primary key; the peer steps the same SELECT itself.
@@ -130,8 +134,8 @@ final class GraphCases {
             }
             return RunOutcome(checksum: sum, statements: statements)
         }
-        return PreparedCase(name: BenchmarkCaseName.faultFromSQLite.rawValue, target: "≤ 1.5× raw",
-                            goal: .ratioAtMost(1.5), variants: [faultline, raw])
+        return PreparedCase(name: BenchmarkCaseName.faultFromSQLite.rawValue,
+                            goals: [.ratio(VariantName.faultline, over: VariantName.raw, atMost: 1.5)], variants: [faultline, raw])
     }
 
     /// `rowCount` new objects with every attribute and their group set, saved at once, into a new store each run;
@@ -215,8 +219,8 @@ final class GraphCases {
             let statements = try insertRows()
             return RunOutcome(checksum: try ItemColumns.tableChecksum(path: path, model: model), statements: statements)
         }
-        return PreparedCase(name: BenchmarkCaseName.insertSave.rawValue, target: "≤ 2× raw",
-                            goal: .ratioAtMost(2), variants: [faultline, raw])
+        return PreparedCase(name: BenchmarkCaseName.insertSave.rawValue,
+                            goals: [.ratio(VariantName.faultline, over: VariantName.raw, atMost: 2)], variants: [faultline, raw])
     }
 
     /// `fault-from-cache`'s Faultline work with an observer on the event hub, against the same work without one.
@@ -240,8 +244,8 @@ final class GraphCases {
             guard !coordinator.events.hasObservers else { throw BenchmarkError("an observer was left attached") }
             return try Self.timeCacheHits(ids, on: coordinator, stopwatch)
         }
-        return PreparedCase(name: BenchmarkCaseName.observerOverhead.rawValue, target: "≤ 1.10×",
-                            goal: .ratioAtMost(1.10), variants: [observed, unobserved])
+        return PreparedCase(name: BenchmarkCaseName.observerOverhead.rawValue,
+                            goals: [.ratio(observed.name, over: unobserved.name, atMost: 1.10)], variants: [observed, unobserved])
     }
 
     // MARK: shared work
