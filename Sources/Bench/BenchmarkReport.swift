@@ -199,12 +199,13 @@ public struct BenchmarkReport: Sendable {
 
     /// The run as Markdown, for docs/benchmarks.md: where and when it ran, at what scale, how to run it again, the
     /// table, and the goals.
-    public func markdown(machine: String, date: String, command: String) -> String {
+    public func markdown(machine: String, date: String, scale: String, command: String) -> String {
         let rows = tableRows()
         var lines = [
             "- **Machine:** \(machine)",
             "- **Date:** \(date)",
             "- **Build:** \(build); **run:** \(quick ? "quick (`--quick`)" : "full")",
+            "- **Scale:** \(scale)",
             "- **Rerun:** `\(command)`",
             "",
         ]

@@ -20,6 +20,16 @@ public struct BenchmarkRunner {
         self.opened = opened
     }
 
+    /// The sizes a run works at, in one sentence, for the Markdown report.
+    public static func scale(quick: Bool) -> String {
+        quick
+            ? "graph cases on 10,000 items; the chat store 1,000 chats, 2,000 users, 50,000 messages; `fixture-generate` "
+                + "20,000 messages; `cascade-delete` a chat of 10,000 messages; 2 timed runs per variant unless a case says otherwise"
+            : "graph cases on 100,000 items; the chat store 10,000 chats, 20,000 users, 1,000,000 messages; "
+                + "`fixture-generate` 1,000,000 messages; `cascade-delete` a chat of 100,000 messages; 5 timed runs per "
+                + "variant unless a case says otherwise"
+    }
+
     /// Runs the named cases (in the order given, each once), building their stores in a temporary folder that is
     /// removed before returning. `progress` hears a line as each case starts.
     public func run(_ names: [BenchmarkCaseName], build: String, progress: (String) -> Void = { _ in }) throws(BenchmarkError) -> BenchmarkReport {

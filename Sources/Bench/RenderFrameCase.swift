@@ -74,7 +74,7 @@ final class RenderFrameCase {
         withExtendedLifetime(model) {}
         return PreparedCase(name: BenchmarkCaseName.renderFrame.rawValue,
                             goals: [.microsecondsPerOperation(faultline.name, atMost: Self.microsecondsPerFrame, operations: frames,
-                                                              operation: "\(Self.width)×\(Self.height) frame")],
+                                                              operation: "frame")],
                             variants: [faultline, join], expectedChecksum: expected)
     }
 }

@@ -40,6 +40,11 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("case"), help: ArgumentHelp("Run only this case (repeatable).", valueName: "name"))
     var cases: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Also write the run as Markdown (machine, date, scale, how to rerun, the table, the goals) into this file, between its lines '\(MarkdownRun.begin)' and '\(MarkdownRun.end)'.",
+        valueName: "file"))
+    var markdown: String?
+
     @OptionGroup var sqlDebug: SQLDebugOptions
 
     static var build: String {
@@ -60,6 +65,13 @@ struct BenchCommand: ParsableCommand {
             selected.append(known)
         }
         if selected.isEmpty { selected = BenchmarkCaseName.allCases }
+        // Checked before the run, which can take minutes.
+        let page: MarkdownRun?
+        do {
+            page = try markdown.map { path throws(BenchmarkError) in try MarkdownRun(path: path) }
+        } catch {
+            throw CommandFailure(error.description)
+        }
 
         if Self.build == "debug" {
             Self.printError("warning: this is a debug build; its numbers mean little (build with 'swift build -c release')")
@@ -85,6 +97,19 @@ struct BenchCommand: ParsableCommand {
             throw CommandFailure(error.description)
         }
         withExtendedLifetime(logs) {}
+        if let page {
+            var command = "swift build -c release && .build/release/faultline bench"
+            if quick { command += " --quick" }
+            for name in cases { command += " --case \(name)" }
+            command += " --markdown \(page.path)"
+            let date = Date().formatted(.iso8601.year().month().day())
+            do {
+                try page.write(report.markdown(machine: MarkdownRun.machine(), date: date, scale: BenchmarkRunner.scale(quick: quick),
+                                               command: command))
+            } catch {
+                throw CommandFailure(error.description)
+            }
+        }
         if json {
             print(report.json())
         } else {

@@ -1,0 +1,73 @@
+import Foundation
+import GRDBSQLite
+
+/// Writes a run into a Markdown page between two marker lines, leaving the rest of the page (the goals, the
+/// explanations) as it was: `faultline bench --markdown docs/benchmarks.md`.
+public struct MarkdownRun {
+    public static let begin = "<!-- faultline bench: begin -->"
+    public static let end = "<!-- faultline bench: end -->"
+
+    public let path: String
+
+    /// Checks, before the run, that `path` can take a run: a file that exists, holds the two markers in order once
+    /// each, and can be written. Throws a message naming the problem.
+    public init(path: String) throws(BenchmarkError) {
+        self.path = path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw BenchmarkError("\(path): no such file (it must hold the lines \(Self.begin) and \(Self.end))")
+        }
+        guard !isFolder.boolValue else { throw BenchmarkError("\(path): is a folder, not a Markdown file") }
+        guard FileManager.default.isWritableFile(atPath: path) else { throw BenchmarkError("\(path): not writable") }
+        _ = try Self.split(try read(), path: path)
+    }
+
+    /// Replaces what lies between the markers with `run`.
+    public func write(_ run: String) throws(BenchmarkError) {
+        let (head, tail) = try Self.split(try read(), path: path)
+        let text = head + Self.begin + "\n\n" + run + "\n" + Self.end + tail
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw BenchmarkError("\(path): cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    private func read() throws(BenchmarkError) -> String {
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw BenchmarkError("\(path): cannot read it as UTF-8 text")
+        }
+    }
+
+    /// The text before the begin marker and after the end marker.
+    private static func split(_ text: String, path: String) throws(BenchmarkError) -> (String, String) {
+        let begins = text.components(separatedBy: begin).count - 1
+        let ends = text.components(separatedBy: end).count - 1
+        guard begins == 1, ends == 1, let first = text.range(of: begin), let last = text.range(of: end),
+              first.upperBound <= last.lowerBound else {
+            throw BenchmarkError("\(path): needs the line \(begin) and, after it, the line \(end), once each")
+        }
+        return (String(text[..<first.lowerBound]), String(text[last.upperBound...]))
+    }
+
+    /// The machine a run happens on, in one line: processor, cores, memory, system, SQLite.
+    public static func machine() -> String {
+        var processor = "unknown processor"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let colon = line.firstIndex(of: ":") {
+            processor = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var system = "Linux"
+        if let release = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8),
+           let line = release.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") }) {
+            system = line.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        let info = ProcessInfo.processInfo
+        let memory = Double(info.physicalMemory) / 1_073_741_824
+        return "\(processor), \(info.activeProcessorCount) cores, \(String(format: "%.0f", memory)) GiB; \(system); "
+            + "SQLite \(String(cString: sqlite3_libversion()))"
+    }
+}
