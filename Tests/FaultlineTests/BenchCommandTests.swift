@@ -203,6 +203,45 @@ import Testing
         #expect(lines.filter { $0.hasPrefix("CoreData: annotation: fault fulfilled from database for : x-coredata://") }.count >= 10_000)
     }
 
+    /// `--markdown FILE` puts the run between the file's two marker lines and leaves the rest of the page alone.
+    @Test func markdownRunGoesBetweenTheMarkers() throws {
+        let folder = TemporaryFolder()
+        let page = folder.path("benchmarks.md")
+        let head = "# Benchmarks\n\nGoals, written by hand.\n\n<!-- faultline bench: begin -->\n"
+        let tail = "<!-- faultline bench: end -->\n\nMore words.\n"
+        try (head + "an older run\n" + tail).write(toFile: page, atomically: true, encoding: .utf8)
+        let result = try FaultlineBinary.run(["bench", "--quick", "--case", "render-frame", "--markdown", page])
+        #expect(result.status == 0 || result.stdout.contains("targets missed"), "stderr: \(result.stderr)")
+        let text = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(text.hasPrefix(head))
+        #expect(text.hasSuffix(tail))
+        #expect(!text.contains("an older run"))
+        for expected in ["- **Machine:** ", "- **Date:** ", "- **Scale:** ", "--quick --case render-frame --markdown \(page)`",
+                         "| case | variant | median ms |", "| `render-frame` | faultline |", "- `render-frame`: faultline ≤ 500 µs per frame: "] {
+            #expect(text.contains(expected), "the page lacks \(expected)")
+        }
+    }
+
+    /// A page that cannot take the run is refused before the run starts, and is left as it was.
+    @Test func badMarkdownFileIsOneErrorLineAndUntouched() throws {
+        let folder = TemporaryFolder()
+        let noMarkers = folder.path("plain.md")
+        try "# no markers here\n".write(toFile: noMarkers, atomically: true, encoding: .utf8)
+        for (path, message) in [
+            (noMarkers, "error: \(noMarkers): needs the line <!-- faultline bench: begin -->"),
+            (folder.path("missing.md"), "error: \(folder.path("missing.md")): no such file"),
+            (folder.path(""), "error: \(folder.path("")): is a folder"),
+        ] {
+            let result = try FaultlineBinary.run(["bench", "--quick", "--case", "render-frame", "--markdown", path])
+            #expect(result.status != 0)
+            #expect(result.stdout.isEmpty)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix(message), "\(lines)")
+        }
+        #expect(try String(contentsOfFile: noMarkers, encoding: .utf8) == "# no markers here\n")
+        #expect(!FileManager.default.fileExists(atPath: folder.path("missing.md")))
+    }
+
     @Test func badSQLDebugLevelsAreOneErrorLine() throws {
         for (arguments, environment, message) in [
             (["--sql-debug", "9"], [String: String](), "error: --sql-debug must be a level from 1 to 4, not 9"),
