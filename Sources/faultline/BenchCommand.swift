@@ -7,25 +7,21 @@ import GraphStore
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Time faults, saves, event observers, chat-list fetches, a cascading delete and the browser's frame against the raw SQLite C API doing the same work.",
+        abstract: "Time Faultline's reads and writes beside GRDB records and the raw SQLite C API doing the same work.",
         discussion: """
-            Each case runs its variants once to warm up (checking that they agree on the result), then several \
-            times each, interleaved: 5 runs, or 2 with --quick (which also uses 10,000 rows instead of 100,000). \
-            fixture-generate runs this program's `fixture generate` as a child process for 1,000,000 messages \
-            (20,000 with --quick), 3 times (2 with --quick) with no warm-up, and reports rows per second and the \
-            child's peak memory. chat-list and chat-list-scroll read a chat store generated once, untimed, with \
-            10,000 chats, 20,000 users and 1,000,000 messages (1,000 chats, 2,000 users and 50,000 messages with \
-            --quick): chat-list times the first 30 rows of the chat list four ways (tuned Faultline, the raw \
-            JOIN, Core Data's tuned way, Core Data's defaults), 21 runs each (5 with --quick); chat-list-scroll \
-            scrolls the whole list in batches of 20 and reports resident memory after the first and the last \
-            batch. cascade-delete deletes a chat of 100,000 messages (10,000 with --quick) with its members, \
-            reactions, attachments and links, and saves, three ways (Faultline's delete, Core Data's \
-            object-by-object propagation, hand-written SQL), each on a fresh copy of a prepared store, 3 runs (2 with \
-            --quick); the stores left must be identical, and it reports how far each variant's peak memory rose. \
-            render-frame draws the browser's 200×60 screen from state 1,000 times a run (200 with --quick) on a \
-            store of the default fixture's size. \
-            Stores are built in a temporary folder and removed afterwards. Build with -c release for figures that \
-            mean anything.
+            Each case runs its variants once to warm up (checking that their outputs agree), then several times \
+            each, interleaved: 5 runs, or 2 with --quick. The variants: faultline (tuned), faultline-coredata \
+            (tuned only as Core Data allows), faultline-defaults (Core Data's defaults), grdb (GRDB records with \
+            associations) and raw-sqlite (the C API by hand). The report gives each variant's median, minimum and \
+            maximum time, its SQL statements, its median over raw SQLite's and over GRDB's, and each case's goals \
+            with what was measured.
+
+            Full size: graph cases on 100,000 items; a chat store of 10,000 chats, 20,000 users and 1,000,000 \
+            messages, generated once, untimed, for chat-list, chat-list-scroll, open-chat, materialize-messages, \
+            add-message and startup; fixture-generate writes 1,000,000 messages; cascade-delete deletes a chat of \
+            100,000 messages. --quick uses a tenth or less of each and finishes in under a minute. Stores are built \
+            in a temporary folder and removed afterwards. Build with -c release for figures that mean anything; \
+            docs/benchmarks.md keeps the goals and the last full run (--markdown docs/benchmarks.md rewrites it).
 
             Cases: \(BenchmarkCaseName.allCases.map(\.rawValue).joined(separator: ", ")).
             """
