@@ -85,10 +85,14 @@ extension ObjectContext {
     struct LoadedObjects {
         var objects: [ManagedObject]
         var retained: [ManagedObject]
+        /// The number of matching rows, when the statement counted them (`counting`).
+        var total: Int? = nil
     }
 
-    /// Runs the plan's statement (window applied) and everything its request prefetches.
-    func loadObjects(_ plan: FetchPlan, limit: Int, offset: Int) throws(ContextError) -> LoadedObjects {
+    /// Runs the plan's statement (window applied) and everything its request prefetches. With `counting`, the
+    /// statement also counts every matching row (the request's own window applied), in a scalar subquery SQLite
+    /// evaluates once: the count a windowed batch needs comes with its rows.
+    func loadObjects(_ plan: FetchPlan, limit: Int, offset: Int, counting: Bool = false) throws(ContextError) -> LoadedObjects {
         let request = plan.request
         guard request.includesPropertyValues else {
             var ids: [ObjectID] = []
@@ -99,29 +103,51 @@ extension ObjectContext {
             recordFaultGroup(ids, size: faultBatchSize)
             return LoadedObjects(objects: ids.map { object(with: $0) }, retained: [])
         }
-        let joined = try JoinedPrefetch(request: request, mapping: plan.mapping, coordinator: coordinator, firstColumn: plan.rowPlan.columnCount)
-        let sql = plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList, joins: joined.joins, limit: limit, offset: offset)
-        return try loadRows(sql: sql, arguments: plan.arguments, rowPlan: plan.rowPlan, joined: joined, request: request,
-                            cause: .fetch(entity: plan.mapping.name))
+        let joined = JoinedPrefetch.make(for: plan, coordinator: coordinator)
+        // The count's arguments come first: its subquery is in the select list, before the FROM and WHERE.
+        let count = counting ? ", (\(plan.countSQL)) AS _count" : ""
+        let sql = plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList + count, joins: joined.joins, limit: limit, offset: offset)
+        return try loadRows(sql: sql, arguments: counting ? plan.arguments + plan.arguments : plan.arguments, rowPlan: plan.rowPlan,
+                            joined: joined, request: request, cause: .fetch(entity: plan.mapping.name),
+                            countColumn: counting ? joined.endColumn : nil)
     }
 
-    /// Reads full rows (and the joined prefetch's rows beside them), caches them, makes the objects, and runs the
-    /// separate prefetch statements for them.
+    /// Reads full rows (and the joined prefetch's rows beside them), caches them, makes the objects, fills the
+    /// to-many a joined prefetch read, and runs the separate prefetch statements for them. `countColumn`, if any,
+    /// holds a count the statement took, the same on every row.
     func loadRows(
-        sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest, cause: StatementCause
+        sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest, cause: StatementCause,
+        countColumn: Int32? = nil
     ) throws(ContextError) -> LoadedObjects {
         var rows: [RowSnapshot] = []
-        var joinedRows: [ObjectID: (row: RowSnapshot, keyPath: String)] = [:]
+        var found = JoinedPrefetch.Rows()
+        var total: Int?
+        // With a joined to-many a row comes once per member: it is read the first time only.
+        var seen = Set<ObjectID>()
+        let repeatsRows = joined.repeatsRows
+        let readsJoins = !joined.nodes.isEmpty
         try runQuery(sql, arguments, cause: cause) { handle in
-            rows.append(SQLiteValues.snapshot(handle, plan: rowPlan))
-            joined.read(handle) { joinedRows[$0.objectID] = ($0, $1) }
+            if !repeatsRows || seen.insert(rowPlan.objectID(handle, offset: 0)).inserted {
+                rows.append(SQLiteValues.snapshot(handle, plan: rowPlan))
+            }
+            if readsJoins { joined.read(handle, into: &found) }
+            if let countColumn, total == nil { total = Int(SQLiteValues.int64(handle, countColumn)) }
         }
         coordinator.rowCache.insert(contentsOf: rows)
         var retained: [ManagedObject] = []
-        if !joinedRows.isEmpty {
-            coordinator.rowCache.insert(contentsOf: joinedRows.values.map(\.row))
-            for (keyPath, group) in Dictionary(grouping: joinedRows.values, by: \.keyPath) {
+        if !found.rows.isEmpty {
+            coordinator.rowCache.insert(contentsOf: found.rows.values.map(\.row))
+            for (keyPath, group) in Dictionary(grouping: found.rows.values, by: \.keyPath) {
                 retained += materialize(group.map(\.row), prefetchedFor: keyPath)
+            }
+        }
+        if let toMany = joined.toMany {
+            for ownerID in found.owners {
+                let owner = object(with: ownerID)
+                if case .toMany(let index)? = owner.mapping.slot(forKey: toMany.relationship), owner.toManyStates[index]?.members == nil {
+                    fulfillToMany(owner, index: index, storedMembers: found.members[ownerID] ?? [])
+                }
+                retained.append(owner)
             }
         }
         recordToOneFaultGroups(rows)
@@ -131,7 +157,7 @@ extension ObjectContext {
             return object
         }
         try prefetch(PrefetchNode.tree(joined.remainingKeyPaths), rows: rows, prefix: "", retained: &retained)
-        return LoadedObjects(objects: objects, retained: retained)
+        return LoadedObjects(objects: objects, retained: retained, total: total)
     }
 
     /// Objects for rows just read, filled with them (a prefetched object is not a fault). With `keyPath`, the rows
@@ -298,8 +324,7 @@ extension ObjectContext {
 
     /// How to read rows of `mapping`'s table: its root entity and every sub-entity.
     func rowPlan(forTableOf mapping: EntityMapping) -> RowReadPlan {
-        let root = coordinator.mapping(forEntityNumber: mapping.rootNumber)
-        return RowReadPlan([root] + root.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) })
+        PlanCache.rowPlan(forTableOf: mapping, coordinator: coordinator)
     }
 
     // MARK: pending changes

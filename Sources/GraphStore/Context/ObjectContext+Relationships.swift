@@ -184,3 +184,27 @@ extension ObjectContext {
         }
     }
 }
+
+extension ManagedObject {
+    /// The IDs of the objects a relationship points to, without making objects for them (Core Data's
+    /// `objectIDs(forRelationshipNamed:)`): a to-one's destination (an empty list when it has none), or a to-many's
+    /// members (in order when ordered, by object ID otherwise), firing its relationship fault if it has not fired,
+    /// as `objects(forKey:)` does. Reading a to-one fills this object first if it is a fault.
+    ///
+    /// ```swift
+    /// message.objectIDs(forRelationshipNamed: "chat")       // [ObjectID(Chat, 1)]: no Chat object made
+    /// ```
+    public func objectIDs(forRelationshipNamed name: String) -> [ObjectID] {
+        switch slot(name) {
+        case .toOne(let index):
+            return destinationID(ofToOne: index).map { [$0] } ?? []
+        case .toMany(let index):
+            guard let context else { return [] }
+            var ids = context.members(of: self, toMany: index)
+            if !mapping.toManys[index].description.isOrdered { ids.sort() }
+            return ids
+        default:
+            preconditionFailure("'\(name)' is not a relationship of \(entityName)")
+        }
+    }
+}

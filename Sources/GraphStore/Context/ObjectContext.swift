@@ -251,8 +251,17 @@ public final class ObjectContext {
         // Inserted objects are never in the registry; otherwise one removal, put back in the rare case that the ID
         // now names another object.
         guard !id.isTemporary, let entry = registry.removeValue(forKey: id) else { return }
-        if !entry.refers(to: address) { registry[id] = entry }
+        if !entry.refers(to: address) {
+            registry[id] = entry
+        } else if registry.isEmpty, registry.capacity > Self.registryCapacityKeptWhenEmpty {
+            // A dictionary never shrinks: once the last of many objects (a large fetch's) is gone, its storage is
+            // given back, and later objects work in a table that fits the cache again.
+            registry = [:]
+        }
     }
+
+    /// The largest registry storage kept once no object is registered.
+    static let registryCapacityKeptWhenEmpty = 1_024
 
     /// Records that `object` is about to change, holding it strongly until saved.
     func willChange(_ object: ManagedObject) {

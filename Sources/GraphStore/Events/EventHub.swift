@@ -17,6 +17,8 @@ public final class EventHub: Sendable {
     private let entityNames: [String]
     /// Entity name to index in `entityNames`.
     private let entityIndexes: [String: Int]
+    /// The bits of each of `entityNames` (see `KeyBits`), looked through before hashing a name.
+    private let entityNameBits: [KeyBits]
     private let state: Mutex<State>
     /// Mirrors `state.observers.count`, so `hasObservers` needs no lock.
     private let observerCount = Atomic<Int>(0)
@@ -30,6 +32,7 @@ public final class EventHub: Sendable {
             indexes[name] = index
         }
         self.entityIndexes = indexes
+        self.entityNameBits = entityNames.map(KeyBits.init)
         self.state = Mutex(State(entityCount: entityNames.count))
     }
 
@@ -169,7 +172,14 @@ public final class EventHub: Sendable {
     // MARK: Private
 
     private func slot(forEntity name: String) -> EntitySlot {
-        if let index = entityIndexes[name] { .index(index) } else { .unknown(name) }
+        // A statement's entity is nearly always the model's own name string (an `EntityMapping`'s), whose bits
+        // match at once; hashing it cost more than the rest of counting a statement. Distinct names make the first
+        // match the only one.
+        if entityNameBits.count <= 32 {
+            let bits = KeyBits(name)
+            if let index = entityNameBits.firstIndex(of: bits) { return .index(index) }
+        }
+        return if let index = entityIndexes[name] { .index(index) } else { .unknown(name) }
     }
 }
 

@@ -37,7 +37,7 @@ struct FetchPlan {
             : [mapping]
         self.included = included
         self.includedNumbers = Set(included.map(\.number))
-        self.rowPlan = RowReadPlan(included)
+        self.rowPlan = PlanCache.rowPlan(for: mapping, includesSubentities: request.includesSubentities, coordinator: coordinator)
 
         var compiler = PredicateCompiler(schema: coordinator.store.schema, entity: mapping.name)
         var clauses: [String] = []

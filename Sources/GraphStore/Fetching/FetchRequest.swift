@@ -51,6 +51,11 @@ public struct FetchRequest: Sendable {
     /// Load objects in batches of this many, on demand; 0 loads every row with the first statement.
     public var fetchBatchSize = 0
     public var batchingMode = BatchingMode.windowed
+    /// Windowed batching only: whether the first batch's statement also counts the matching rows (a `COUNT(*)`
+    /// subquery in its select list, which SQLite runs once), so that opening a batched result costs one statement
+    /// instead of the rows' and a separate `COUNT`. The count is then taken even when the first batch comes back
+    /// short, where it is cheap (there are fewer rows than one batch).
+    public var countsWithFirstBatch = false
     /// How many loaded batches a batched result keeps (least recently used ones are dropped first; a dropped batch
     /// reloads with one statement when touched again).
     public var maximumLoadedBatches = 8
@@ -64,6 +69,13 @@ public struct FetchRequest: Sendable {
     /// Relationship key paths to load with the result (`lastMessage.sender`, `members.user`), any depth.
     public var relationshipKeyPathsForPrefetching: [String] = []
     public var prefetchStrategy = PrefetchStrategy.separateQueries
+    /// With the `.joined` strategy, whether one to-many key path is joined into the main statement too (the first
+    /// one that ends in an unordered to-many kept by a foreign key in its destination, after any to-ones, and that
+    /// no other key path goes through): each fetched row then comes back once per member, and is read once. So a
+    /// fetch with `["sender", "replyTo.sender", "reactions"]` costs one statement instead of two. Off by default:
+    /// the repeated rows cost more than a second statement when owners have many members; with a window (a limit,
+    /// or a batch) only the window's rows are joined.
+    public var joinsToManyPrefetch = false
     /// Attributes, to-ones (their destination's primary key) or key paths through to-ones (`sender.name`) that
     /// `fetchDictionaries` returns; empty for every stored attribute.
     public var propertiesToFetch: [String] = []

@@ -90,7 +90,7 @@ final class BatchedFetch {
         self.context = context
         self.plan = plan
         self.batchSize = request.fetchBatchSize
-        self.joined = try JoinedPrefetch(request: request, mapping: plan.mapping, coordinator: context.coordinator, firstColumn: plan.rowPlan.columnCount)
+        self.joined = JoinedPrefetch.make(for: plan, coordinator: context.coordinator)
         let start = ContinuousClock.now
         switch request.batchingMode {
         case .faithful:
@@ -104,11 +104,14 @@ final class BatchedFetch {
             knownIDs = all.count
             count = all.count
         case .windowed:
-            // The first batch's rows straight away; the total from a count only if the batch came back full.
+            // The first batch's rows straight away; the total from a count only if the batch came back full (taken
+            // by the same statement when the request asks).
             let first = request.fetchLimit > 0 ? min(batchSize, request.fetchLimit) : batchSize
-            let loaded = try context.loadObjects(plan, limit: first, offset: request.fetchOffset)
+            let loaded = try context.loadObjects(plan, limit: first, offset: request.fetchOffset, counting: request.countsWithFirstBatch)
             if loaded.objects.count < first {
                 count = loaded.objects.count
+            } else if let total = loaded.total {
+                count = max(total, loaded.objects.count)
             } else {
                 var total = 0
                 try context.runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in

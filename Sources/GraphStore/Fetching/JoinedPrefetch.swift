@@ -1,8 +1,13 @@
 /// The joined prefetch strategy: key paths made only of to-ones are read with the main statement through
 /// `LEFT JOIN`s (`LEFT JOIN ZMESSAGE p1 ON p1.Z_PK = t0.ZLASTMESSAGE LEFT JOIN ZUSER p2 ON p2.Z_PK = p1.ZSENDER`),
-/// each destination's columns after the fetched entity's. Other key paths are left to separate statements.
-struct JoinedPrefetch {
-    struct Node {
+/// each destination's columns after the fetched entity's. With `joinsToManyPrefetch`, one key path ending in a
+/// to-many is joined too (`LEFT JOIN ZREACTION p3 ON p3.ZMESSAGE = t0.Z_PK`), which repeats a fetched row once per
+/// member. Other key paths are left to separate statements.
+///
+/// A layout depends only on the request's entity, its sub-entity choice and its prefetch settings, so it is made
+/// once per mapping and settings (`PlanCache`), not on every fetch.
+struct JoinedPrefetch: Sendable {
+    struct Node: Sendable {
         let keyPath: String
         let alias: String
         let plan: RowReadPlan
@@ -10,28 +15,61 @@ struct JoinedPrefetch {
         let offset: Int32
     }
 
+    /// A joined to-many: its destination node, and where the owners' columns are.
+    struct ToManyNode: Sendable {
+        let node: Node
+        /// The relationship's name in the owner's entity.
+        let relationship: String
+        let ownerPlan: RowReadPlan
+        let ownerOffset: Int32
+    }
+
     private(set) var nodes: [Node] = []
+    private(set) var toMany: ToManyNode?
+    /// Per node, what reading a row's ID needs, in plain values: the row loop reads them for every node of every
+    /// row, and copying a `Node` there would retain and release each of its strings and tables.
+    private var keys: [RowKey] = []
+    /// The joined to-many's node index, and its owner's columns in plain values.
+    private var toManyIndex = -1
+    private var ownerKey = RowKey(offset: 0, hasEntityColumn: false, defaultEntity: 0)
     private(set) var joins: [String] = []
     /// ", p1.Z_PK, …" (with its leading comma), or "" when nothing is joined.
     private(set) var selectList = ""
     /// Key paths left for separate statements.
     private(set) var remainingKeyPaths: [String] = []
+    /// The first result column after the joined ones.
+    private(set) var endColumn: Int32
+
+    /// Whether a fetched row can come back more than once (once per member of a joined to-many).
+    var repeatsRows: Bool { toMany != nil }
 
     /// Nothing joined: every key path of `request` is prefetched by separate statements.
     init(request: FetchRequest) {
         remainingKeyPaths = request.relationshipKeyPathsForPrefetching
+        endColumn = 0
     }
 
-    init(request: FetchRequest, mapping root: EntityMapping, coordinator: PersistentStoreCoordinator, firstColumn: Int32) throws(ContextError) {
-        guard request.prefetchStrategy == .joined else {
-            remainingKeyPaths = request.relationshipKeyPathsForPrefetching
-            return
+    /// The layout for `plan`'s request, from the cache when it was made before.
+    static func make(for plan: FetchPlan, coordinator: PersistentStoreCoordinator) -> JoinedPrefetch {
+        let request = plan.request
+        guard request.prefetchStrategy == .joined, !request.relationshipKeyPathsForPrefetching.isEmpty else {
+            var separate = JoinedPrefetch(request: request)
+            separate.endColumn = plan.rowPlan.columnCount
+            return separate
         }
-        var next = firstColumn
+        return PlanCache.joinedPrefetch(for: plan) {
+            JoinedPrefetch(request: request, mapping: plan.mapping, rootPlan: plan.rowPlan, coordinator: coordinator)
+        }
+    }
+
+    private init(request: FetchRequest, mapping root: EntityMapping, rootPlan: RowReadPlan, coordinator: PersistentStoreCoordinator) {
+        var next = rootPlan.columnCount
         var terms: [String] = []
-        for keyPath in request.relationshipKeyPathsForPrefetching {
+        let keyPaths = request.relationshipKeyPathsForPrefetching
+        for keyPath in keyPaths {
             let components = keyPath.split(separator: ".").map(String.init)
-            // Only chains of to-ones are joined; check the whole path before adding anything for it.
+            // Only chains of to-ones are joined (and, when asked, one to-many at the end of such a chain); check the
+            // whole path before adding anything for it.
             var mapping = root
             var steps: [(prefix: String, toOne: EntityMapping.ToOne, destination: EntityMapping)] = []
             var prefix = ""
@@ -43,34 +81,119 @@ struct JoinedPrefetch {
                 steps.append((prefix, toOne, destination))
                 mapping = destination
             }
-            guard steps.count == components.count, !components.isEmpty else {
+            var last: (relationship: EntityMapping.ToMany, table: String, column: String)?
+            if steps.count == components.count - 1, request.joinsToManyPrefetch, toMany == nil,
+               !keyPaths.contains(where: { $0.hasPrefix(keyPath + ".") }),
+               case .toMany(let index)? = mapping.slot(forKey: components[components.count - 1]),
+               case .inverseForeignKey(let table, let column, nil) = mapping.toManys[index].storage {
+                last = (mapping.toManys[index], table, column)
+            }
+            guard steps.count == components.count || last != nil, !components.isEmpty else {
                 remainingKeyPaths.append(keyPath)
                 continue
             }
             var parentAlias = "t0"
+            var parentPlan = rootPlan
+            var parentOffset: Int32 = 0
             for step in steps {
                 if let existing = nodes.first(where: { $0.keyPath == step.prefix }) {
-                    parentAlias = existing.alias
+                    (parentAlias, parentPlan, parentOffset) = (existing.alias, existing.plan, existing.offset)
                     continue
                 }
                 let alias = "p\(nodes.count + 1)"
-                let tableRoot = coordinator.mapping(forEntityNumber: step.destination.rootNumber)
-                let plan = RowReadPlan([tableRoot] + tableRoot.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) })
+                let plan = PlanCache.rowPlan(forTableOf: step.destination, coordinator: coordinator)
                 joins.append("LEFT JOIN \(step.destination.table) \(alias) ON \(alias).Z_PK = \(parentAlias).\(step.toOne.column)")
                 terms.append(plan.selectList(alias: alias))
                 nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next))
                 next += plan.columnCount
-                parentAlias = alias
+                (parentAlias, parentPlan, parentOffset) = (alias, plan, nodes[nodes.count - 1].offset)
+            }
+            if let last {
+                let alias = "p\(nodes.count + 1)"
+                let destination = coordinator.mapping(forEntityNumber: last.relationship.destinationNumber)
+                let plan = PlanCache.rowPlan(forTableOf: destination, coordinator: coordinator)
+                joins.append("LEFT JOIN \(last.table) \(alias) ON \(alias).\(last.column) = \(parentAlias).Z_PK")
+                terms.append(plan.selectList(alias: alias))
+                let node = Node(keyPath: keyPath, alias: alias, plan: plan, offset: next)
+                nodes.append(node)
+                toMany = ToManyNode(node: node, relationship: last.relationship.name, ownerPlan: parentPlan, ownerOffset: parentOffset)
+                next += plan.columnCount
             }
         }
         selectList = terms.isEmpty ? "" : ", " + terms.joined(separator: ", ")
+        endColumn = next
+        keys = nodes.map { RowKey(offset: $0.offset, plan: $0.plan) }
+        if let toMany {
+            toManyIndex = nodes.firstIndex { $0.offset == toMany.node.offset } ?? -1
+            ownerKey = RowKey(offset: toMany.ownerOffset, plan: toMany.ownerPlan)
+        }
     }
 
-    /// Hands each joined destination present in the current result row to `body`, with the key path it was
-    /// prefetched for.
-    func read(_ handle: OpaquePointer, _ body: (RowSnapshot, String) -> Void) {
-        for node in nodes where !SQLiteValues.isNull(handle, node.offset + 1) {
-            body(SQLiteValues.snapshot(handle, plan: node.plan, offset: node.offset), node.keyPath)
+    /// Where a row's ID is in a result row, and how to read its entity.
+    private struct RowKey {
+        let offset: Int32
+        let hasEntityColumn: Bool
+        let defaultEntity: Int
+
+        init(offset: Int32, hasEntityColumn: Bool, defaultEntity: Int) {
+            self.offset = offset
+            self.hasEntityColumn = hasEntityColumn
+            self.defaultEntity = defaultEntity
         }
+
+        init(offset: Int32, plan: RowReadPlan) {
+            self.init(offset: offset, hasEntityColumn: plan.hasEntityColumn, defaultEntity: plan.defaultEntity)
+        }
+
+        /// The row's ID; nil when its columns are NULL (a left join that found nothing).
+        func objectID(_ handle: OpaquePointer) -> ObjectID? {
+            if SQLiteValues.isNull(handle, offset + 1) { return nil }
+            let entity = hasEntityColumn ? Int(SQLiteValues.int64(handle, offset)) : defaultEntity
+            return ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, offset + 1))
+        }
+    }
+
+    /// What the joined columns of one statement's rows brought: each destination row once (by ID, with the key
+    /// path it was first reached by), and for a joined to-many, each owner's members in the order read.
+    struct Rows {
+        var rows: [ObjectID: (row: RowSnapshot, keyPath: String)] = [:]
+        /// Owners of the joined to-many, in the order first read (those without members included).
+        var owners: [ObjectID] = []
+        var members: [ObjectID: [ObjectID]] = [:]
+        /// Members of the joined to-many already given to their owner.
+        var membersSeen: Set<ObjectID> = []
+    }
+
+    /// Takes the joined destinations of the current result row into `found`. A destination already read by this
+    /// statement (a sender of many messages, say) is not read again.
+    func read(_ handle: OpaquePointer, into found: inout Rows) {
+        var owner: ObjectID?
+        if toManyIndex >= 0, let id = ownerKey.objectID(handle) {
+            if found.members[id] == nil {
+                found.members[id] = []
+                found.owners.append(id)
+            }
+            owner = id
+        }
+        for index in keys.indices {
+            guard let id = keys[index].objectID(handle) else { continue }
+            if found.rows[id] == nil {
+                let node = nodes[index]
+                found.rows[id] = (SQLiteValues.snapshot(handle, plan: node.plan, offset: node.offset), node.keyPath)
+            }
+            // A member comes once per row of its owner (its owner's own row repeats with every member of it).
+            if index == toManyIndex, let owner, found.membersSeen.insert(id).inserted {
+                found.members[owner]?.append(id)
+            }
+        }
+    }
+}
+
+extension RowReadPlan {
+    /// The ID of the row whose columns (selected with this plan's `selectList`) start at `offset`, without reading
+    /// its values.
+    func objectID(_ handle: OpaquePointer, offset: Int32) -> ObjectID {
+        let entity = hasEntityColumn ? Int(SQLiteValues.int64(handle, offset)) : defaultEntity
+        return ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, offset + 1))
     }
 }

@@ -100,6 +100,11 @@ public final class EntityMapping: Sendable {
     let defaultValues: [AttributeValue]
     /// A nil destination for every to-one: a new object's starting keys.
     let emptyKeys: [ObjectID?]
+    /// Each stored attribute's type, in `attributes`' order: all a row read needs of them. Walking `attributes`
+    /// instead copies each one with its description, retaining and releasing every string in it, on every row.
+    let attributeTypes: [AttributeType]
+    /// Each stored to-one's destination number and whether its key has an entity column, in `toOnes`' order.
+    let toOneDestinations: [(number: Int, hasEntityColumn: Bool)]
 
     public var name: String { entity.name }
     public var number: Int { entity.number }
@@ -168,6 +173,8 @@ public final class EntityMapping: Sendable {
         self.rootNumber = model.root(of: entity).number
         self.hasDerivedAttributes = stored.contains { $0.description.isDerived }
         self.emptyKeys = Array(repeating: nil, count: toOnes.count)
+        self.attributeTypes = stored.map(\.type)
+        self.toOneDestinations = toOnes.map { ($0.destinationNumber, $0.entityColumn != nil) }
         self.defaultValues = stored.map { attribute in
             let description = attribute.description
             if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }
@@ -187,8 +194,7 @@ public final class EntityMapping: Sendable {
     }
 
     private static func bits(of key: String) -> KeyBits {
-        let words = unsafeBitCast(key, to: (UInt64, UInt64).self)
-        return KeyBits(first: words.0, second: words.1)
+        KeyBits(key)
     }
 
 }
@@ -197,6 +203,15 @@ public final class EntityMapping: Sendable {
 struct KeyBits: Equatable, Sendable {
     let first: UInt64
     let second: UInt64
+}
+
+extension KeyBits {
+    /// The two words of `string`: equal bits mean equal strings (the same inline bytes, or the same storage), so a
+    /// string compared with the very one it was copied from matches without reading its characters.
+    init(_ string: String) {
+        let words = unsafeBitCast(string, to: (UInt64, UInt64).self)
+        self.init(first: words.0, second: words.1)
+    }
 }
 
 /// A key path held only to keep its identity taken (key paths are immutable, so sharing one is safe).

@@ -22,9 +22,15 @@ public final class PersistentStoreCoordinator: Sendable {
     private let mappings: [EntityMapping]
     private let mappingByName: [String: EntityMapping]
     private let mappingByClass: [ObjectIdentifier: EntityMapping]
+    /// The bits of each mapping's name (see `KeyBits`), in `mappings`' order.
+    private let mappingNameBits: [KeyBits]
     /// One read-only connection for faults and fetches, used without a pool checkout: one-row reads are the hot
     /// path, and checking a reader out of GRDB's pool cost more than the read itself.
     private let reader: DatabaseQueue?
+    /// Where an object fault that misses the row cache reads its row: a connection of its own with one statement
+    /// per entity, prepared once, taken under a lock. A fault through `reader` paid more for the dispatch queue and
+    /// the statement cache's lookup by SQL text than SQLite spent on the row. Nil when it could not be opened.
+    private let keyReader: PrimaryKeyReader?
     private let nextTemporaryKey = Atomic<Int64>(1)
     private let nextContextNumber = Atomic<Int>(1)
 
@@ -45,10 +51,12 @@ public final class PersistentStoreCoordinator: Sendable {
             EntityMapping(entity: $0, schema: store.schema, objectClass: classByEntity[$0.name] ?? ManagedObject.self)
         }
         let mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+        self.mappingNameBits = mappings.map { KeyBits($0.name) }
         self.mappingByName = mappingByName
         self.mappingByClass = Dictionary(classByEntity.map { name, type in (ObjectIdentifier(type), mappingByName[name]!) },
                                          uniquingKeysWith: { first, _ in first })
         self.reader = try? DatabaseQueue(path: store.path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
+        self.keyReader = PrimaryKeyReader(path: store.path, entityCount: mappings.count, busyTimeout: PersistentStore.Options().busyTimeout)
     }
 
     /// Opens (or creates) the store at `path` and puts a coordinator on it.
@@ -61,7 +69,15 @@ public final class PersistentStoreCoordinator: Sendable {
 
     public func mapping(forEntityNumber number: Int) -> EntityMapping { mappings[number - 1] }
 
-    public func mapping(forEntity name: String) -> EntityMapping? { mappingByName[name] }
+    public func mapping(forEntity name: String) -> EntityMapping? {
+        // A name passed in is usually the literal the model was declared with, whose bits match at once: cheaper
+        // than hashing it, which `insert("Item")` would otherwise pay on every new object.
+        if mappingNameBits.count <= 32 {
+            let bits = KeyBits(name)
+            if let index = mappingNameBits.firstIndex(of: bits) { return mappings[index] }
+        }
+        return mappingByName[name]
+    }
 
     /// The mapping of the entity a class was registered for (no string work: inserts of typed objects are hot).
     func mapping(forClass type: ManagedObject.Type) -> EntityMapping? { mappingByClass[ObjectIdentifier(type)] }
@@ -221,12 +237,89 @@ public final class PersistentStoreCoordinator: Sendable {
     func fetchSnapshot(_ id: ObjectID, cause: StatementCause, context: ContextID?) throws -> RowSnapshot? {
         let mapping = mappings[id.entityNumber - 1]
         var found: RowSnapshot?
-        _ = try read { db in
-            try query(db, sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], cause: cause, context: context) { handle in
-                found = SQLiteValues.snapshot(handle, mapping: mapping)
+        if let keyReader, !events.wantsQueryPlans {
+            let start = ContinuousClock.now
+            found = try keyReader.snapshot(of: mapping, primaryKey: id.primaryKey)
+            // As for inserts, the arguments are built only for someone who will see them.
+            let arguments: [AttributeValue] = events.hasObservers ? [.integer(id.primaryKey)] : []
+            events.emit(.statement(StatementEvent(sql: mapping.selectByPrimaryKey, arguments: arguments, rows: found == nil ? 0 : 1,
+                                                  duration: ContinuousClock.now - start, cause: cause)), context: context)
+        } else {
+            _ = try read { db in
+                try query(db, sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], cause: cause, context: context) { handle in
+                    found = SQLiteValues.snapshot(handle, mapping: mapping)
+                }
             }
         }
         if let found { rowCache.insert(found) }
         return found
+    }
+}
+
+/// A read-only SQLite connection for one kind of statement: an entity's row by primary key
+/// (`EntityMapping.selectByPrimaryKey`), each entity's statement prepared on first use and kept. Used from any
+/// thread, one at a time, under a lock.
+final class PrimaryKeyReader: Sendable {
+    private let connection: Mutex<Connection>
+
+    /// The open connection and its statements, closed when the reader goes.
+    private struct Connection: ~Copyable {
+        let handle: OpaquePointer
+        /// By entity number less one; nil until first used.
+        var statements: [OpaquePointer?]
+
+        deinit {
+            for statement in statements { sqlite3_finalize(statement) }
+            sqlite3_close_v2(handle)
+        }
+    }
+
+    /// Opens `path` read-only and reads from it once, as GRDB opens its readers; nil when SQLite cannot. The read
+    /// opens the write-ahead log and its index with the file, so the connection keeps reading what the store holds
+    /// even if those files are unlinked while the coordinator lives (a test's temporary folder, say).
+    init?(path: String, entityCount: Int, busyTimeout: TimeInterval) {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
+            sqlite3_close_v2(handle)
+            return nil
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Int32(clamping: Int(busyTimeout * 1000)))
+        guard sqlite3_exec(handle, "SELECT * FROM sqlite_master LIMIT 1", nil, nil, nil) == SQLITE_OK else {
+            sqlite3_close_v2(handle)
+            return nil
+        }
+        connection = Mutex(Connection(handle: handle, statements: Array(repeating: nil, count: entityCount)))
+    }
+
+    /// The row of `mapping`'s entity with `primaryKey`, nil when there is none.
+    func snapshot(of mapping: EntityMapping, primaryKey: Int64) throws -> RowSnapshot? {
+        try connection.withLock { connection throws(DatabaseError) -> RowSnapshot? in
+            let sql = mapping.selectByPrimaryKey
+            let statement: OpaquePointer
+            if let prepared = connection.statements[mapping.number - 1] {
+                statement = prepared
+            } else {
+                var made: OpaquePointer?
+                let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &made, nil)
+                guard code == SQLITE_OK, let made else { throw Self.failure(connection.handle, code: code, sql: sql) }
+                connection.statements[mapping.number - 1] = made
+                statement = made
+            }
+            defer { sqlite3_reset(statement) }
+            sqlite3_bind_int64(statement, 1, primaryKey)
+            var found: RowSnapshot?
+            var code = sqlite3_step(statement)
+            while code == SQLITE_ROW {
+                found = SQLiteValues.snapshot(statement, mapping: mapping)
+                code = sqlite3_step(statement)
+            }
+            guard code == SQLITE_DONE else { throw Self.failure(connection.handle, code: code, sql: sql) }
+            return found
+        }
+    }
+
+    private static func failure(_ handle: OpaquePointer, code: Int32, sql: String) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 }

@@ -125,19 +125,21 @@ enum SQLiteValues {
         let entityNumber = mapping.tableHasSubentities ? Int(sqlite3_column_int64(statement, entityColumn)) : mapping.number
         let primaryKey = sqlite3_column_int64(statement, next())
         let version = sqlite3_column_int64(statement, next())
+        let types = mapping.attributeTypes
         var values: [AttributeValue] = []
-        values.reserveCapacity(mapping.attributes.count)
-        for attribute in mapping.attributes {
-            values.append(value(statement, next(), as: attribute.type))
+        values.reserveCapacity(types.count)
+        for type in types {
+            values.append(value(statement, next(), as: type))
         }
+        let destinations = mapping.toOneDestinations
         var keys: [ObjectID?] = []
-        keys.reserveCapacity(mapping.toOnes.count)
-        for toOne in mapping.toOnes {
+        keys.reserveCapacity(destinations.count)
+        for toOne in destinations {
             let column = next()
             let isNull = sqlite3_column_type(statement, column) == SQLITE_NULL
             let key = sqlite3_column_int64(statement, column)
-            var destination = toOne.destinationNumber
-            if toOne.entityColumn != nil {
+            var destination = toOne.number
+            if toOne.hasEntityColumn {
                 let entityColumn = next()
                 if sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
                     destination = Int(sqlite3_column_int64(statement, entityColumn))

@@ -1,0 +1,197 @@
+import ChatFixture
+import Foundation
+import GraphStore
+import Testing
+
+/// The fetch levers that save statements: a to-many joined into the main statement (`joinsToManyPrefetch`), the
+/// count taken by a windowed result's first statement (`countsWithFirstBatch`), and relationship keys read without
+/// making objects (`objectIDs(forRelationshipNamed:)`). Each is checked against the same fetch without it.
+@Suite struct FetchLeverTests {
+    typealias ChatStore = FetchRequestTests.ChatStore
+
+    private func titles(_ objects: some Sequence<ManagedObject>) -> [String] {
+        objects.map { $0.value(forKey: "title") as? String ?? "?" }
+    }
+
+    /// Each object's members of `key`, by ID, read through the relationship.
+    private func members(_ objects: some Sequence<ManagedObject>, _ key: String) -> [[ObjectID]] {
+        objects.map { $0.objects(forKey: key).map(\.objectID) }
+    }
+
+    // MARK: joined to-many
+
+    @Test func aJoinedToManyComesWithTheMainStatement() throws {
+        let store = try ChatStore()
+        let member = try #require(store.coordinator.mapping(forEntity: "ChatMember"))
+        let chatColumn = member.toOnes.first { $0.name == "chat" }!.column
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")])
+        let reference = store.fixture.context()
+        let expected = titles(try reference.fetch(request))
+        let expectedMembers = members(try reference.fetch(request), "members")
+        store.coordinator.rowCache.removeAll()
+        request.relationshipKeyPathsForPrefetching = ["lastMessage.sender", "members"]
+        request.prefetchStrategy = .joined
+        request.joinsToManyPrefetch = true
+        let context = store.fixture.context()
+        var results: FetchedObjects?
+        let sql = try store.statements { results = try context.fetch(request) }
+        let chats = try #require(results)
+        #expect(sql.count == 1)
+        #expect(sql[0].sql.contains(" LEFT JOIN \(member.table) p3 ON p3.\(chatColumn) = t0.Z_PK"))
+        #expect(chats.count == 8)
+        var read: [[ObjectID]] = []
+        var senders: [String?] = []
+        let reads = try store.fixture.measure {
+            read = members(chats, "members")
+            senders = chats.map { $0.object(forKey: "lastMessage")?.object(forKey: "sender")?.value(forKey: "name") as? String }
+            _ = chats.flatMap { $0.objects(forKey: "members") }.map { $0.value(forKey: "joinedAt") }
+        }
+        #expect(reads.statements == 0)
+        #expect(titles(chats) == expected)
+        #expect(read == expectedMembers)
+        #expect(senders.allSatisfy { $0 != nil })
+    }
+
+    @Test func aJoinedToManyOfAWindowJoinsOnlyTheWindowsRows() throws {
+        let store = try ChatStore()
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("lastMessageAt", ascending: false), .init("SELF")])
+        let reference = store.fixture.context()
+        let window = Array(try reference.fetch(request).prefix(3))
+        let expected = titles(window)
+        let expectedMembers = members(window, "members")
+        store.coordinator.rowCache.removeAll()
+        request.fetchLimit = 3
+        request.relationshipKeyPathsForPrefetching = ["members"]
+        request.prefetchStrategy = .joined
+        request.joinsToManyPrefetch = true
+        let context = store.fixture.context()
+        var results: FetchedObjects?
+        let sql = try store.statements { results = try context.fetch(request) }
+        let chats = try #require(results)
+        #expect(sql.count == 1)
+        #expect(sql[0].sql.contains(" LIMIT 3) t0 LEFT JOIN "))
+        // Two to four members each: the statement returned more rows than objects.
+        #expect(sql[0].rows > 3)
+        #expect(titles(chats) == expected)
+        var read: [[ObjectID]] = []
+        #expect(try store.fixture.measure { read = members(chats, "members") }.statements == 0)
+        #expect(read == expectedMembers)
+    }
+
+    @Test func aToManyJoinedBehindAToOneFillsEachOwnerOnce() throws {
+        let store = try ChatStore()
+        var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("SELF")])
+        let reference = store.fixture.context()
+        let expected = try reference.fetch(request).map { $0.object(forKey: "sender")?.objects(forKey: "memberships").map(\.objectID) ?? [] }
+        store.coordinator.rowCache.removeAll()
+        request.relationshipKeyPathsForPrefetching = ["sender.memberships"]
+        request.prefetchStrategy = .joined
+        request.joinsToManyPrefetch = true
+        let context = store.fixture.context()
+        var results: FetchedObjects?
+        let sql = try store.statements { results = try context.fetch(request) }
+        let messages = try #require(results)
+        #expect(sql.count == 1)
+        #expect(messages.count == expected.count)
+        #expect(expected.allSatisfy { !$0.isEmpty })
+        var read: [[ObjectID]] = []
+        let reads = try store.fixture.measure {
+            read = messages.map { $0.object(forKey: "sender")?.objects(forKey: "memberships").map(\.objectID) ?? [] }
+        }
+        #expect(reads.statements == 0)
+        #expect(read == expected)
+    }
+
+    @Test func aToManyThatAnotherKeyPathGoesThroughIsNotJoined() throws {
+        let store = try ChatStore()
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")])
+        request.relationshipKeyPathsForPrefetching = ["members", "members.user"]
+        request.prefetchStrategy = .joined
+        request.joinsToManyPrefetch = true
+        var results: FetchedObjects?
+        let sql = try store.statements { results = try store.fixture.context().fetch(request) }
+        #expect(sql.count == 3)
+        #expect(sql[1].cause == .prefetch(keyPath: "members"))
+        #expect(sql[2].cause == .prefetch(keyPath: "members.user"))
+        let chats = try #require(results)
+        #expect(try store.fixture.measure { _ = chats.map { $0.objects(forKey: "members").map { $0.object(forKey: "user")?.value(forKey: "name") } } }.statements == 0)
+    }
+
+    @Test func withoutTheLeverAToManyStaysSeparate() throws {
+        let store = try ChatStore()
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")])
+        request.relationshipKeyPathsForPrefetching = ["members"]
+        request.prefetchStrategy = .joined
+        let sql = try store.statements { _ = try store.fixture.context().fetch(request) }
+        #expect(sql.count == 2)
+        #expect(sql[1].cause == .prefetch(keyPath: "members"))
+    }
+
+    // MARK: counting with the first batch
+
+    @Test func aWindowedFirstBatchCanCountInItsOwnStatement() throws {
+        let store = try ChatStore()
+        let chat = try #require(store.coordinator.mapping(forEntity: "Chat"))
+        var request = FetchRequest(entityName: "Chat", predicate: .key("isPinned") == false, sortDescriptors: [.init("title")])
+        let reference = store.fixture.context()
+        let expected = titles(try reference.fetch(request))
+        #expect(expected.count == 7)
+        store.coordinator.rowCache.removeAll()
+        request.fetchBatchSize = 2
+        request.countsWithFirstBatch = true
+        request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+        request.prefetchStrategy = .joined
+        let context = store.fixture.context()
+        var results: FetchedObjects?
+        let sql = try store.statements { results = try context.fetch(request) }
+        let chats = try #require(results)
+        #expect(sql.count == 1)
+        #expect(sql[0].sql.contains("(SELECT COUNT(*) FROM \(chat.table) t0 WHERE "))
+        // The predicate's argument is bound for the count and for the window.
+        #expect(sql[0].arguments.count == 2)
+        #expect(chats.count == 7)
+        #expect(chats.batching?.knownIDs == 2)
+        #expect(titles(chats) == expected)
+    }
+
+    @Test func aCountedFirstBatchThatComesBackShortKeepsItsOwnCount() throws {
+        let store = try ChatStore()
+        var request = FetchRequest(entityName: "Chat", predicate: .key("isPinned") == true)
+        request.fetchBatchSize = 5
+        request.countsWithFirstBatch = true
+        var results: FetchedObjects?
+        let sql = try store.statements { results = try store.fixture.context().fetch(request) }
+        #expect(sql.count == 1)
+        #expect(results?.count == 1)
+        // A window past the last row: no row to read the count from, and none to count.
+        request.predicate = nil
+        request.fetchOffset = 20
+        #expect(try store.fixture.context().fetch(request).count == 0)
+    }
+
+    // MARK: relationship keys
+
+    @Test func relationshipKeysComeWithoutObjects() throws {
+        let store = try ChatStore()
+        let reference = store.fixture.context()
+        let expected = try reference.fetch(FetchRequest(entityName: "Message", sortDescriptors: [.init("SELF")]))
+            .map { ($0.object(forKey: "chat")?.objectID, $0.object(forKey: "sender")?.objectID) }
+        let context = store.fixture.context()
+        var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("SELF")])
+        request.returnsObjectsAsFaults = false
+        let messages = try context.fetch(request)
+        let keys = messages.map { ($0.objectIDs(forRelationshipNamed: "chat").first, $0.objectIDs(forRelationshipNamed: "sender").first) }
+        #expect(keys.map(\.0) == expected.map(\.0))
+        #expect(keys.map(\.1) == expected.map(\.1))
+        // No chat or user was made for them.
+        #expect(keys.allSatisfy { context.registeredObject(for: $0.0!) == nil && context.registeredObject(for: $0.1!) == nil })
+
+        let chats = try context.fetch(FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")]))
+        let memberIDs = chats.map { $0.objectIDs(forRelationshipNamed: "members") }
+        #expect(memberIDs == members(chats, "members"))
+        #expect(memberIDs.allSatisfy { $0 == $0.sorted() && !$0.isEmpty })
+        // A to-one that points nowhere gives no key.
+        let user = context.insert("User")
+        #expect(user.objectIDs(forRelationshipNamed: "profile").isEmpty)
+    }
+}
