@@ -48,12 +48,17 @@ final class ChatListCases {
 
     // MARK: chat-list
 
-    /// The first screen: 30 rows, four ways.
+    /// The first screen: 30 rows, five ways.
     ///
-    /// The tuned variant uses windowed batching (the first batch's rows with `LIMIT`, then a `COUNT`) and prefetches
-    /// `lastMessage.sender` with separate `IN` statements: 4 statements. The joined strategy would need 2, but
-    /// SQLite then joins every chat's last message and sender before sorting for the `LIMIT`, which measured
-    /// about 6× slower on the full fixture.
+    /// - `faultline`: windowed batching with the count taken by the first statement (`countsWithFirstBatch`),
+    ///   `lastMessage.sender` prefetched by joins (the window chosen in a subquery first), the derived member
+    ///   count: one statement.
+    /// - `faultline-defaults`: Core Data's defaults: a plain fetch of every chat, no prefetch, member counts through
+    ///   the `members` relationship, a fault per last message and sender.
+    /// - `grdb`: `ChatRecord` annotated with `members.count`, including its last message and that message's sender,
+    ///   ordered and limited: one statement, which groups every chat before sorting for the limit.
+    /// - `raw-sqlite`: one hand-written statement, the window chosen first, prepared once.
+    /// - `faultline-coredata`: Core Data's tuned way (faithful batching, separate `IN` prefetches).
     private func chatList() throws -> PreparedCase {
         let store = try sharedStore()
         let coordinator = store.coordinator
@@ -64,6 +69,7 @@ final class ChatListCases {
                 var request = ChatListStore.request()
                 request.fetchBatchSize = rows
                 request.batchingMode = .windowed
+                request.countsWithFirstBatch = true
                 request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
                 request.prefetchStrategy = .joined
                 return try context.fetch(request)
@@ -103,10 +109,17 @@ final class ChatListCases {
                 try context.fetch(ChatListStore.request())
             }
         }
+        let reader = try store.grdb()
+        // Once untimed, before its statements are counted: GRDB reads the schema on a connection's first use.
+        let expected = min(rows, store.chatCount)
+        let screen = try reader.read { db in try GRDBChatReader.chatListScreen(db, rows: rows) }
+        guard screen.rows == expected else { throw BenchmarkError("the GRDB request read \(screen.rows) rows, expected \(expected)") }
+        let grdb = reader.variant { db in try GRDBChatReader.chatListScreen(db, rows: rows).checksum }
         return PreparedCase(
             name: BenchmarkCaseName.chatList.rawValue,
-            goals: [.ratio(tuned.name, over: raw.name, atMost: 1.3), .fasterThan(tuned.name, than: defaults.name, factor: 5)],
-            variants: [tuned, raw, coreData, defaults],
+            goals: [.ratio(tuned.name, over: raw.name, atMost: 1.3), .fasterThan(tuned.name, than: grdb.name),
+                    .statementsAtMost(tuned.name, than: grdb.name), .fasterThan(tuned.name, than: defaults.name, factor: 5)],
+            variants: [tuned, defaults, grdb, raw, coreData],
             runs: quick ? 5 : 21)
     }
 
@@ -139,10 +152,14 @@ final class ChatListCases {
 
     /// The whole list, in batches of 20, from the first row to the last.
     ///
-    /// The tuned variant reads every ordered ID first (faithful batching), then each batch with one statement that
-    /// joins its last messages and senders. Windowed batching measured several times slower here: it reads later
-    /// IDs with `LIMIT … OFFSET …`, and each such statement sorts the table again. The raw peer pages by keyset
-    /// (the rows after the last one shown), which needs no state but the last row's sort key.
+    /// - `faultline`: windowed batching (the first batch counted by its own statement, later IDs read in reads that
+    ///   double in size), each batch one statement that joins its last messages and senders.
+    /// - `faultline-defaults`: a plain fetch of every chat, read row by row as the defaults variant of `chat-list`
+    ///   reads the screen: member counts through `members`, a fault per last message and sender.
+    /// - `grdb`: the `chat-list` request, a page at a time: the first page with `limit(20)`, each later one with a
+    ///   keyset filter (the rows after the last one shown) on the same request; each page groups and sorts every
+    ///   chat after the key again.
+    /// - `raw-sqlite`: keyset pagination by hand, the window chosen before the joins, both statements prepared once.
     private func chatListScroll() throws -> PreparedCase {
         let store = try sharedStore()
         let coordinator = store.coordinator
@@ -156,6 +173,7 @@ final class ChatListCases {
             var request = ChatListStore.request()
             request.fetchBatchSize = batch
             request.batchingMode = .windowed
+            request.countsWithFirstBatch = true
             request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
             request.prefetchStrategy = .joined
             var memory = ScrollMemory()
@@ -214,10 +232,66 @@ final class ChatListCases {
             guard rows == expected else { throw BenchmarkError("the raw peer read \(rows) rows, expected \(expected)") }
             return memory.outcome(checksum: checksum, statements: statements)
         }
+
+        let defaults = BenchmarkVariant(name: VariantName.defaults) { stopwatch in
+            coordinator.rowCache.removeAll()
+            let context = ObjectContext(coordinator: coordinator, name: "chat-list-scroll")
+            let before = coordinator.events.counters.total
+            var memory = ScrollMemory()
+            var count = 0
+            ProcessMemory.resetPeak()
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                let chats = try context.fetch(ChatListStore.request())
+                var hash = FNV1a()
+                for index in chats.indices {
+                    ChatRow(chats[index], countingMembers: true).mix(into: &hash)
+                    if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                }
+                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                count = chats.count
+                hash.mix(Int64(count))
+                return hash.value
+            }
+            guard count == expected else { throw BenchmarkError("the plain fetch read \(count) chats, expected \(expected)") }
+            return memory.outcome(checksum: checksum, statements: coordinator.events.counters.total.difference(since: before).statements)
+        }
+
+        let reader = try store.grdb()
+        let pages = expected / batch + 1
+        var grdbStatements: Int?
+        let grdb = BenchmarkVariant(name: VariantName.grdb) { stopwatch in
+            // The first run (the runner's untimed warm-up) counts the statements; tracing would slow the timed runs,
+            // and a scroll is too long to run once more just to count.
+            let counting = grdbStatements == nil
+            var memory = ScrollMemory()
+            var result: GRDBChatReader.Scroll?
+            ProcessMemory.resetPeak()
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                let scroll = try reader.scrollChatList(batch: batch, counting: counting) { page in
+                    if page == 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                }
+                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                result = scroll
+                return scroll.checksum
+            }
+            guard let result else { preconditionFailure("the timed region ran") }
+            if counting {
+                let statements = result.statements ?? 0
+                guard statements == result.pages else {
+                    throw BenchmarkError("the GRDB scroll ran \(statements) statements for \(result.pages) pages, expected one a page")
+                }
+                grdbStatements = statements
+            }
+            guard result.rows == expected, result.pages == pages else {
+                throw BenchmarkError("the GRDB scroll read \(result.rows) rows in \(result.pages) pages, expected \(expected) in \(pages)")
+            }
+            return memory.outcome(checksum: checksum, statements: grdbStatements ?? 0)
+        }
         return PreparedCase(
             name: BenchmarkCaseName.chatListScroll.rawValue,
-            goals: [.ratio(faultline.name, over: raw.name, atMost: 1.3), .batchGrowth(faultline.name, underMegabytes: Self.scrollGrowthLimit)],
-            variants: [faultline, raw])
+            goals: [.ratio(faultline.name, over: raw.name, atMost: 1.3), .fasterThan(faultline.name, than: grdb.name),
+                    .batchGrowth(faultline.name, underMegabytes: Self.scrollGrowthLimit)],
+            variants: [faultline, defaults, grdb, raw])
     }
 
     func sharedStore() throws -> ChatListStore {
@@ -269,7 +343,7 @@ struct ChatRow {
                 sender: statement.isNull(first + 3) ? nil : statement.string(first + 3))
     }
 
-    private init(title: String, members: Int64, text: String?, sender: String?) {
+    init(title: String, members: Int64, text: String?, sender: String?) {
         self.title = title
         self.members = members
         self.text = text
@@ -282,15 +356,10 @@ struct ChatRow {
 
     /// Mixes the row into a fingerprint; each string is preceded by its length, a missing one by -1.
     func mix(into hash: inout FNV1a) {
-        func mix(_ text: String?) {
-            guard let text else { return hash.mix(-1 as Int64) }
-            hash.mix(Int64(text.utf8.count))
-            hash.mix(text.utf8)
-        }
-        mix(title)
+        hash.mix(text: title)
         hash.mix(members)
-        mix(text)
-        mix(sender)
+        hash.mix(text: text)
+        hash.mix(text: sender)
     }
 }
 
@@ -327,6 +396,7 @@ final class ChatListStore {
     let firstPage: RawStatement
     let nextPage: RawStatement
     let chatCount: Int
+    private var grdbReader: GRDBChatReader?
 
     init(path: String, options: FixtureOptions, opened: (PersistentStoreCoordinator) -> Void) throws {
         self.path = path
@@ -345,6 +415,14 @@ final class ChatListStore {
         screen = try raw.prepare(columns.screenSQL(limit: ChatListCases.screenRows))
         firstPage = try raw.prepare(columns.pageSQL(after: false, limit: ChatListCases.scrollBatch))
         nextPage = try raw.prepare(columns.pageSQL(after: true, limit: ChatListCases.scrollBatch))
+    }
+
+    /// A GRDB queue on the store with the records' names checked, opened on first use.
+    func grdb() throws -> GRDBChatReader {
+        if let grdbReader { return grdbReader }
+        let reader = try GRDBChatReader(path: path, names: SchemaNames(coordinator.model), columns: columns)
+        grdbReader = reader
+        return reader
     }
 
     /// The list's order, as a fetch request: the primary key (`SELF`) breaks ties, as the raw peers' `Z_PK` does.

@@ -1,10 +1,22 @@
+import ChatFixture
 import Foundation
 import GraphStore
 
-/// `open-chat` and `materialize-messages`: reads of the chat store `chat-list` generates.
+/// `open-chat` and `materialize-messages`: reads of the chat store `chat-list` generates (shared with it: one
+/// coordinator, one raw connection, one GRDB queue).
+///
+/// - `open-chat` opens the chat with the most messages, as the browser's message pane does: its latest messages,
+///   each with its sender's name, the message it replies to (text and sender's name) and its reaction count.
+/// - `materialize-messages` loads the first messages by primary key whole (every attribute, every to-one key) and
+///   reads every value, the kind of load an export or a sync pass makes; it reports peak memory.
 final class ChatReadCases {
     let quick: Bool
     let store: () throws -> ChatListStore
+
+    /// Messages an open chat shows.
+    static let openChatMessages = 50
+    /// Messages `materialize-messages` loads.
+    var materializedMessages: Int { quick ? 10_000 : 100_000 }
 
     init(quick: Bool, store: @escaping () throws -> ChatListStore) {
         self.quick = quick
@@ -12,6 +24,419 @@ final class ChatReadCases {
     }
 
     func prepare(_ name: BenchmarkCaseName) throws -> PreparedCase {
-        throw BenchmarkError("\(name.rawValue) is not built yet")
+        switch name {
+        case .openChat: try openChat()
+        case .materializeMessages: try materializeMessages()
+        default: preconditionFailure("\(name.rawValue) is not a chat read case")
+        }
+    }
+
+    // MARK: open-chat
+
+    /// The latest 50 messages of the largest chat, newest first (`sentAt` descending, then the primary key
+    /// descending, the browser's order), with senders, reply quotes and reaction counts, four ways.
+    ///
+    /// Every Faultline run starts cold: a fresh context and an empty row cache, as when the chat is opened first
+    /// after launch.
+    private func openChat() throws -> PreparedCase {
+        let store = try store()
+        let coordinator = store.coordinator
+        let names = try MessageColumns(model: coordinator.model)
+        let limit = Self.openChatMessages
+        let chat = try largestChat(store, names: names)
+        let select = try store.raw.prepare(names.openChatSQL(limit: limit))
+        select.bind(chat.id.primaryKey, at: 1)
+        let shown = try Self.readOpenChat(select)
+        guard shown.rows.count == min(limit, chat.messages) else {
+            throw BenchmarkError("the raw peer read \(shown.rows.count) messages of chat \(chat.id.primaryKey), expected \(min(limit, chat.messages))")
+        }
+        let replies = shown.rows.filter { $0.replyText != nil }.count
+        let reactions = shown.rows.reduce(0) { $0 + $1.reactions }
+        if replies == 0 || reactions == 0 {
+            throw BenchmarkError("the largest chat's latest \(limit) messages have \(replies) replies and \(reactions) reactions: "
+                + "the case would not exercise reply quotes and reaction counts")
+        }
+
+        /// The request the browser's message pane makes for a chat, for its first screen.
+        func request(tuned: Bool) -> FetchRequest {
+            var request = FetchRequest(
+                entityName: "Message", predicate: .comparison(.init(.key("chat"), .equal, .constant(.objectID(chat.id)))),
+                sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)])
+            request.fetchLimit = limit
+            if tuned {
+                request.relationshipKeyPathsForPrefetching = ["sender", "replyTo.sender", "reactions"]
+                request.prefetchStrategy = .joined
+                request.joinsToManyPrefetch = true
+            }
+            return request
+        }
+        func faultlineVariant(_ name: String, tuned: Bool) -> BenchmarkVariant {
+            BenchmarkVariant(name: name) { stopwatch in
+                coordinator.rowCache.removeAll()
+                let context = ObjectContext(coordinator: coordinator, name: "open-chat")
+                let before = coordinator.events.counters.total
+                var count = 0
+                let checksum = try stopwatch.time { () throws -> Int64 in
+                    let messages = try context.fetch(request(tuned: tuned))
+                    var hash = FNV1a()
+                    for message in messages { MessageRow(message).mix(into: &hash) }
+                    count = messages.count
+                    hash.mix(Int64(count))
+                    return hash.value
+                }
+                guard count == shown.rows.count else { throw BenchmarkError("read \(count) messages, expected \(shown.rows.count)") }
+                return RunOutcome(checksum: checksum, statements: coordinator.events.counters.total.difference(since: before).statements)
+            }
+        }
+
+        let reader = try store.grdb()
+        let grdbCheck = try reader.read { db in try GRDBChatReader.openChat(db, chat: chat.id.primaryKey, limit: limit) }
+        guard grdbCheck.rows == shown.rows.count else {
+            throw BenchmarkError("the GRDB request read \(grdbCheck.rows) messages, expected \(shown.rows.count)")
+        }
+        let grdb = reader.variant { db in try GRDBChatReader.openChat(db, chat: chat.id.primaryKey, limit: limit).checksum }
+
+        let raw = BenchmarkVariant(name: VariantName.raw) { stopwatch in
+            var count = 0
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                var hash = FNV1a()
+                select.reset()
+                while try select.step() {
+                    MessageRow(select).mix(into: &hash)
+                    count += 1
+                }
+                select.reset()
+                hash.mix(Int64(count))
+                return hash.value
+            }
+            guard count == shown.rows.count else { throw BenchmarkError("read \(count) messages, expected \(shown.rows.count)") }
+            return RunOutcome(checksum: checksum, statements: 1)
+        }
+
+        let faultline = faultlineVariant(VariantName.faultline, tuned: true)
+        let defaults = faultlineVariant(VariantName.defaults, tuned: false)
+        return PreparedCase(
+            name: BenchmarkCaseName.openChat.rawValue,
+            goals: [.ratio(faultline.name, over: raw.name, atMost: 1.3), .fasterThan(faultline.name, than: grdb.name),
+                    .statementsAtMost(faultline.name, than: grdb.name)],
+            variants: [faultline, defaults, grdb, raw],
+            runs: quick ? 5 : 21,
+            expectedChecksum: shown.checksum,
+            note: "chat \(chat.id.primaryKey) (\(chat.messages) messages); its latest \(shown.rows.count): \(replies) replies, "
+                + "\(reactions) reactions")
+    }
+
+    /// The chat with the most messages (the lowest key among equals), found untimed with one `GROUP BY`.
+    private func largestChat(_ store: ChatListStore, names: MessageColumns) throws -> (id: ObjectID, messages: Int) {
+        let select = try store.raw.prepare(
+            "SELECT c.Z_ENT, c.Z_PK, counts.n FROM (SELECT \(names.chat) AS chat, COUNT(*) AS n FROM \(names.messageTable) "
+                + "GROUP BY \(names.chat) ORDER BY n DESC, \(names.chat) LIMIT 1) counts JOIN \(names.chatTable) c ON c.Z_PK = counts.chat")
+        guard try select.step() else { throw BenchmarkError("the chat store has no messages") }
+        return (ObjectID(entityNumber: Int(select.int64(0)), primaryKey: select.int64(1)), Int(select.int64(2)))
+    }
+
+    /// Every row of the raw open-chat statement, read once at preparation, and their checksum: the one every
+    /// variant's runs must give.
+    private static func readOpenChat(_ select: RawStatement) throws -> (rows: [MessageRow], checksum: Int64) {
+        var rows: [MessageRow] = []
+        var hash = FNV1a()
+        select.reset()
+        while try select.step() {
+            let row = MessageRow(select)
+            row.mix(into: &hash)
+            rows.append(row)
+        }
+        select.reset()
+        hash.mix(Int64(rows.count))
+        return (rows, hash.value)
+    }
+
+    // MARK: materialize-messages
+
+    /// The first 100,000 messages by primary key (10,000 with `--quick`), every attribute and to-one key loaded and
+    /// read, four ways. Each variant resets the process's peak memory before its timed region and reports it.
+    private func materializeMessages() throws -> PreparedCase {
+        let store = try store()
+        let coordinator = store.coordinator
+        let names = try MessageColumns(model: coordinator.model)
+        let count = materializedMessages
+        let select = try store.raw.prepare(names.materializeSQL)
+        select.bind(Int64(count), at: 1)
+
+        func request(tuned: Bool) -> FetchRequest {
+            var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("SELF")])
+            request.fetchLimit = count
+            // Core Data's default hands back faults whose values wait in the row cache; the tuned fetch fills them.
+            if tuned { request.returnsObjectsAsFaults = false }
+            return request
+        }
+        func faultlineVariant(_ name: String, tuned: Bool) -> BenchmarkVariant {
+            BenchmarkVariant(name: name) { stopwatch in
+                coordinator.rowCache.removeAll()
+                let context = ObjectContext(coordinator: coordinator, name: "materialize-messages")
+                let before = coordinator.events.counters.total
+                var read = 0
+                let memory = MemoryBaseline()
+                let checksum = try stopwatch.time { () throws -> Int64 in
+                    let messages = try context.fetch(request(tuned: tuned))
+                    var hash = FNV1a()
+                    for object in messages {
+                        guard let message = object as? ChatFixture.Message else {
+                            throw BenchmarkError("a message came back as \(type(of: object))")
+                        }
+                        MessageValues(message).mix(into: &hash)
+                    }
+                    read = messages.count
+                    hash.mix(Int64(read))
+                    return hash.value
+                }
+                guard read == count else { throw BenchmarkError("read \(read) messages, expected \(count)") }
+                return memory.outcome(checksum: checksum, statements: coordinator.events.counters.total.difference(since: before).statements)
+            }
+        }
+
+        let reader = try store.grdb()
+        let grdb = BenchmarkVariant(name: VariantName.grdb) { stopwatch in
+            let memory = MemoryBaseline()
+            var read = 0
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                let messages = try reader.read { db in try GRDBChatReader.messages(db, count: count) }
+                var hash = FNV1a()
+                for message in messages { MessageValues(message).mix(into: &hash) }
+                read = messages.count
+                hash.mix(Int64(read))
+                return hash.value
+            }
+            guard read == count else { throw BenchmarkError("read \(read) messages, expected \(count)") }
+            // One statement, checked once untimed (tracing would slow the timed run).
+            return memory.outcome(checksum: checksum, statements: 1)
+        }
+        // Counted after a first read: GRDB reads the schema on a connection's first use of a table.
+        _ = try reader.read { db in try GRDBChatReader.messages(db, count: 1) }
+        let (_, grdbStatements) = try reader.countingRead { db in try GRDBChatReader.messages(db, count: 1) }
+        guard grdbStatements == 1 else { throw BenchmarkError("GRDB's fetchAll ran \(grdbStatements) statements, expected 1") }
+
+        let raw = BenchmarkVariant(name: VariantName.raw) { stopwatch in
+            let memory = MemoryBaseline()
+            var read = 0
+            let checksum = try stopwatch.time { () throws -> Int64 in
+                var hash = FNV1a()
+                select.reset()
+                while try select.step() {
+                    MessageValues(select).mix(into: &hash)
+                    read += 1
+                }
+                select.reset()
+                hash.mix(Int64(read))
+                return hash.value
+            }
+            guard read == count else { throw BenchmarkError("read \(read) messages, expected \(count)") }
+            return memory.outcome(checksum: checksum, statements: 1)
+        }
+
+        let faultline = faultlineVariant(VariantName.faultline, tuned: true)
+        let defaults = faultlineVariant(VariantName.defaults, tuned: false)
+        return PreparedCase(
+            name: BenchmarkCaseName.materializeMessages.rawValue,
+            goals: [.ratio(faultline.name, over: raw.name, atMost: 2), .ratio(faultline.name, over: grdb.name, atMost: 1.5)],
+            variants: [faultline, defaults, grdb, raw],
+            runs: quick ? 5 : nil,
+            note: "\(count) messages")
     }
 }
+
+/// This process's resident memory before a timed region, with the peak restarted from it.
+private struct MemoryBaseline {
+    let resident: Int?
+
+    init() {
+        resident = ProcessMemory.settledResident()
+        ProcessMemory.resetPeak()
+    }
+
+    func outcome(checksum: Int64, statements: Int) -> RunOutcome {
+        RunOutcome(checksum: checksum, statements: statements, peakResidentBytes: ProcessMemory.peak(), residentBefore: resident)
+    }
+}
+
+// MARK: rows
+
+extension FNV1a {
+    /// Mixes a string preceded by its length in UTF-8 bytes, or -1 for a missing one.
+    mutating func mix(text: String?) {
+        guard let text else { return mix(-1 as Int64) }
+        mix(Int64(text.utf8.count))
+        mix(text.utf8)
+    }
+
+    /// Mixes a floating-point number's bits.
+    mutating func mix(bits number: Double) {
+        mix(Int64(bitPattern: number.bitPattern))
+    }
+}
+
+/// One message of an open chat, as every variant reads it.
+struct MessageRow {
+    var text: String
+    /// Seconds since 2001, as the store keeps them.
+    var sentAt: Double
+    var sender: String?
+    var replyText: String?
+    var replySender: String?
+    var reactions: Int64
+
+    init(text: String, sentAt: Double, sender: String?, replyText: String?, replySender: String?, reactions: Int64) {
+        self.text = text
+        self.sentAt = sentAt
+        self.sender = sender
+        self.replyText = replyText
+        self.replySender = replySender
+        self.reactions = reactions
+    }
+
+    /// Reads a message through the object graph: its attributes, its sender, the message it replies to and that
+    /// message's sender (to-ones: faults unless prefetched), and the size of its `reactions` to-many (a
+    /// relationship fault unless prefetched).
+    init(_ message: ManagedObject) {
+        text = Self.string(message.attributeValue(forKey: "text")) ?? ""
+        if case .date(let date) = message.attributeValue(forKey: "sentAt") { sentAt = date.timeIntervalSinceReferenceDate } else { sentAt = .nan }
+        sender = message.object(forKey: "sender").flatMap { Self.string($0.attributeValue(forKey: "name")) }
+        let reply = message.object(forKey: "replyTo")
+        replyText = reply.flatMap { Self.string($0.attributeValue(forKey: "text")) }
+        replySender = reply?.object(forKey: "sender").flatMap { Self.string($0.attributeValue(forKey: "name")) }
+        reactions = Int64(message.count(forKey: "reactions"))
+    }
+
+    /// Reads the raw open-chat statement's row: text, sentAt, sender name, reply text, reply sender name, reactions.
+    init(_ statement: RawStatement) {
+        text = statement.string(0)
+        sentAt = statement.double(1)
+        sender = statement.isNull(2) ? nil : statement.string(2)
+        replyText = statement.isNull(3) ? nil : statement.string(3)
+        replySender = statement.isNull(4) ? nil : statement.string(4)
+        reactions = statement.int64(5)
+    }
+
+    private static func string(_ value: AttributeValue) -> String? {
+        if case .string(let text) = value { text } else { nil }
+    }
+
+    func mix(into hash: inout FNV1a) {
+        hash.mix(text: text)
+        hash.mix(bits: sentAt)
+        hash.mix(text: sender)
+        hash.mix(text: replyText)
+        hash.mix(text: replySender)
+        hash.mix(reactions)
+    }
+}
+
+/// Every stored value of a message `materialize-messages` reads: its key, attributes and the keys of its chat and
+/// sender.
+struct MessageValues {
+    var id: Int64
+    var text: String
+    var sentAt: Double
+    var kind: Int64
+    var isEdited: Bool
+    var chat: Int64?
+    var sender: Int64?
+
+    /// Through the typed properties of Faultline's `Message` class, and the keys of its to-ones without making
+    /// objects for them.
+    init(_ message: ChatFixture.Message) {
+        id = message.objectID.primaryKey
+        text = message.text
+        sentAt = message.sentAt.timeIntervalSinceReferenceDate
+        kind = Int64(message.kind.rawValue)
+        isEdited = message.isEdited
+        chat = message.objectIDs(forRelationshipNamed: "chat").first?.primaryKey
+        sender = message.objectIDs(forRelationshipNamed: "sender").first?.primaryKey
+    }
+
+    /// From a GRDB record.
+    init(_ record: MessageRecord) {
+        id = record.id
+        text = record.text
+        sentAt = record.sentAt.timeIntervalSinceReferenceDate
+        kind = Int64(record.kind)
+        isEdited = record.isEdited
+        chat = record.chatID
+        sender = record.senderID
+    }
+
+    /// From the raw statement's columns: Z_PK, text, sentAt, kind, isEdited, chat, sender.
+    init(_ statement: RawStatement) {
+        id = statement.int64(0)
+        text = statement.string(1)
+        sentAt = statement.double(2)
+        kind = statement.int64(3)
+        isEdited = statement.int64(4) != 0
+        chat = statement.isNull(5) ? nil : statement.int64(5)
+        sender = statement.isNull(6) ? nil : statement.int64(6)
+    }
+
+    func mix(into hash: inout FNV1a) {
+        hash.mix(id)
+        hash.mix(text: text)
+        hash.mix(bits: sentAt)
+        hash.mix(kind)
+        hash.mix(isEdited ? 1 : 0)
+        hash.mix(chat ?? -1)
+        hash.mix(sender ?? -1)
+    }
+}
+
+/// The SQL names the two cases' raw peers use, from the layout Faultline gives the chat model.
+struct MessageColumns {
+    let chatTable: String
+    let messageTable: String
+    let userTable: String
+    let reactionTable: String
+    let text: String
+    let sentAt: String
+    let kind: String
+    let isEdited: String
+    let chat: String
+    let sender: String
+    let replyTo: String
+    let name: String
+    let reactionMessage: String
+
+    init(model: ObjectModel) throws {
+        let names = SchemaNames(model)
+        chatTable = try names.table("Chat")
+        messageTable = try names.table("Message")
+        userTable = try names.table("User")
+        reactionTable = try names.table("Reaction")
+        text = try names.column("text", of: "Message")
+        sentAt = try names.column("sentAt", of: "Message")
+        kind = try names.column("kind", of: "Message")
+        isEdited = try names.column("isEdited", of: "Message")
+        chat = try names.foreignKey("chat", of: "Message").column
+        sender = try names.foreignKey("sender", of: "Message").column
+        replyTo = try names.foreignKey("replyTo", of: "Message").column
+        name = try names.column("name", of: "User")
+        reactionMessage = try names.foreignKey("message", of: "Reaction").column
+    }
+
+    /// A chat's latest messages (the chat's key bound as ?1), hand-written: the window is chosen first, in a
+    /// subquery that walks the (chat, sentAt) index backwards, then only its rows are joined to their senders, the
+    /// messages they reply to and those messages' senders, and their reactions counted.
+    func openChatSQL(limit: Int) -> String {
+        "SELECT m.\(text), m.\(sentAt), u.\(name), r.\(text), ru.\(name), "
+            + "(SELECT COUNT(*) FROM \(reactionTable) x WHERE x.\(reactionMessage) = m.Z_PK) "
+            + "FROM (SELECT Z_PK, \(text), \(sentAt), \(sender), \(replyTo) FROM \(messageTable) WHERE \(chat) = ?1 "
+            + "ORDER BY \(sentAt) DESC, Z_PK DESC LIMIT \(limit)) m "
+            + "LEFT JOIN \(userTable) u ON u.Z_PK = m.\(sender) "
+            + "LEFT JOIN \(messageTable) r ON r.Z_PK = m.\(replyTo) "
+            + "LEFT JOIN \(userTable) ru ON ru.Z_PK = r.\(sender) "
+            + "ORDER BY m.\(sentAt) DESC, m.Z_PK DESC"
+    }
+
+    /// The first messages by primary key (their number bound as ?1), the values `MessageValues` holds.
+    var materializeSQL: String {
+        "SELECT Z_PK, \(text), \(sentAt), \(kind), \(isEdited), \(chat), \(sender) FROM \(messageTable) ORDER BY Z_PK LIMIT ?1"
+    }
+}
+
