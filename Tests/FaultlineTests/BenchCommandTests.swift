@@ -23,10 +23,18 @@ import Testing
             #expect(ratio > 0 && ratio.isFinite, "\(name): ratio \(ratio)")
             #expect(!(try #require(entry["target"] as? String)).isEmpty)
             #expect(entry["met"] is Bool)
+            #expect(entry["ratioOver"] as? String == "raw-sqlite")
+            #expect((entry["ratioToGRDB"] as? Double).map { $0 > 0 } == true)
+            let checks = try #require(entry["checks"] as? [[String: Any]])
+            #expect(!checks.isEmpty && checks.allSatisfy { $0["check"] is String && $0["measured"] is String && $0["met"] is Bool })
+            #expect((entry["met"] as? Bool) == checks.allSatisfy { $0["met"] as? Bool == true })
             let variants = try #require(entry["variants"] as? [String: [String: Any]])
-            #expect(Set(variants.keys) == ["faultline", "raw-sqlite"])
+            #expect(Set(variants.keys) == (name == "insert-save"
+                ? ["faultline", "grdb", "raw-sqlite"]
+                : ["faultline", "faultline-defaults", "grdb", "raw-sqlite", "dictionary"]))
             for (variant, figures) in variants {
-                #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements"], "\(name)/\(variant)")
+                #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "xRaw", "xGRDB"], "\(name)/\(variant)")
+                #expect((figures["xRaw"] as? Double).map { $0 > 0 } == true, "\(name)/\(variant)")
                 let median = try #require(figures["ms"] as? Double)
                 let minimum = try #require(figures["minMs"] as? Double)
                 let maximum = try #require(figures["maxMs"] as? Double)
@@ -34,11 +42,16 @@ import Testing
                 statements[name, default: [:]][variant] = try #require(figures["statements"] as? Int)
             }
         }
+        // Faults served by the row cache run no SQL; the peers without a cache read each of the 10,000 rows by key.
         #expect(statements["fault-from-cache"]?["faultline"] == 0)
-        #expect(statements["fault-from-cache"]?["raw-sqlite"] == 0)
-        // 10,000 rows with --quick: one INSERT each, plus Faultline's key allocation.
+        #expect(statements["fault-from-cache"]?["faultline-defaults"] == 0)
+        #expect(statements["fault-from-cache"]?["dictionary"] == 0)
+        #expect(statements["fault-from-cache"]?["raw-sqlite"] == 10_000)
+        #expect(statements["fault-from-cache"]?["grdb"] == 10_000)
+        // 10,000 rows with --quick: one INSERT each, plus Faultline's key allocation (GRDB's: its schema query).
         #expect(statements["insert-save"]?["raw-sqlite"] == 10_000)
         #expect(statements["insert-save"]?["faultline"] == 10_001)
+        #expect(statements["insert-save"]?["grdb"] == 10_001)
         #expect((cases[0]["usPerFault"] as? Double).map { $0 > 0 } == true)
     }
 
@@ -73,8 +86,8 @@ import Testing
         let variants = try #require(entry["variants"] as? [String: [String: Any]])
         let faultline = try #require(variants["faultline"])
         let raw = try #require(variants["raw-sqlite"])
-        #expect(Set(faultline.keys) == ["ms", "minMs", "maxMs", "statements", "rowsPerSecond", "peakMB"])
-        #expect(Set(raw.keys) == ["ms", "minMs", "maxMs", "statements", "rowsPerSecond"])
+        #expect(Set(faultline.keys) == ["ms", "minMs", "maxMs", "statements", "rowsPerSecond", "peakMB", "xRaw"])
+        #expect(Set(raw.keys) == ["ms", "minMs", "maxMs", "statements", "rowsPerSecond", "xRaw"])
         #expect(raw["statements"] as? Int == rows)
         let faultlineStatements = try #require(faultline["statements"] as? Int)
         #expect(faultlineStatements > rows, "the generator also moves Z_MAX and object versions")
@@ -87,22 +100,33 @@ import Testing
         }
     }
 
-    /// `chat-list` and `chat-list-scroll` on the quick chat fixture, run together so the fixture is generated once:
-    /// every variant read the same rows (the runner compares their checksums), with the statements each way costs.
-    @Test func chatListCasesCompareTheirVariantsOnOneFixture() throws {
-        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "chat-list", "--case", "chat-list-scroll"])
+    /// The chat store's read cases on the quick chat fixture, run together so the fixture is generated once: every
+    /// variant read the same values (the runner compares their checksums), with the statements each way costs.
+    @Test func chatReadCasesCompareTheirVariantsOnOneFixture() throws {
+        let names = ["chat-list", "chat-list-scroll", "open-chat", "materialize-messages"]
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json"] + names.flatMap { ["--case", $0] })
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let cases = try #require(object["cases"] as? [[String: Any]])
-        #expect(cases.map { $0["name"] as? String } == ["chat-list", "chat-list-scroll"])
+        #expect(cases.map { $0["name"] as? String } == names)
+        // Every read case has the four ways the benchmarks compare, with their ratios to raw SQLite and to GRDB.
+        for entry in cases {
+            let variants = try #require(entry["variants"] as? [String: [String: Any]])
+            #expect(variants.keys.filter { ["faultline", "faultline-defaults", "grdb", "raw-sqlite"].contains($0) }.count == 4,
+                    "\(entry["name"] ?? "?"): \(variants.keys.sorted())")
+            #expect(variants.values.allSatisfy { $0["xRaw"] is Double && $0["xGRDB"] is Double })
+            #expect(entry["ratioOver"] as? String == "raw-sqlite")
+        }
 
         let list = try #require(cases.first)
         let variants = try #require(list["variants"] as? [String: [String: Any]])
-        #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "faultline-coredata", "faultline-defaults"])
+        #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "faultline-coredata", "faultline-defaults", "grdb"])
         let statements = try variants.mapValues { try #require($0["statements"] as? Int) }
-        // Tuned: the first batch's rows with their last messages and senders joined, and a COUNT.
-        #expect(statements["faultline"] == 2)
+        // Tuned: the first batch's rows with their last messages and senders joined, and the total in the same statement.
+        #expect(statements["faultline"] == 1)
         #expect(statements["raw-sqlite"] == 1)
+        // GRDB: one statement, joins and a GROUP BY for the member count.
+        #expect(statements["grdb"] == 1)
         // Core Data's tuned way: every ID, the batch's rows, one IN statement per prefetch level.
         #expect(statements["faultline-coredata"] == 4)
         // Defaults: the fetch, then per row a members fault and a last-message fault, and a sender fault for each
@@ -110,22 +134,51 @@ import Testing
         let defaults = try #require(statements["faultline-defaults"])
         #expect(defaults > 1 + 30 + 30 && defaults <= 1 + 30 * 3, "defaults ran \(defaults) statements")
         #expect((list["speedup"] as? Double).map { $0 > 0 } == true)
-        #expect(list["speedupOver"] as? String == "faultline-defaults")
+        #expect(list["speedupOver"] as? String == "grdb")
         #expect(list["met"] is Bool)
 
-        let scroll = try #require(cases.last)
+        let scroll = try #require(cases.dropFirst().first)
         let scrollVariants = try #require(scroll["variants"] as? [String: [String: Any]])
-        #expect(Set(scrollVariants.keys) == ["faultline", "raw-sqlite"])
-        // 1,000 chats in batches of 20, windowed: the first batch with a COUNT, 49 more batches, and the later IDs
+        #expect(Set(scrollVariants.keys) == ["faultline", "faultline-defaults", "grdb", "raw-sqlite"])
+        // 1,000 chats in batches of 20, windowed: the first batch with its total, 49 more batches, and the later IDs
         // in three reads of growing size (160, 320, 640); the raw peer's 50 pages and the empty one after.
-        #expect(scrollVariants["faultline"]?["statements"] as? Int == 2 + 49 + 3)
+        #expect(scrollVariants["faultline"]?["statements"] as? Int == 1 + 49 + 3)
         #expect(scrollVariants["raw-sqlite"]?["statements"] as? Int == 51)
         for (name, figures) in scrollVariants {
-            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "rssFirstBatchMB", "rssLastBatchMB"], "\(name)")
+            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "rssFirstBatchMB", "rssLastBatchMB", "xRaw", "xGRDB"], "\(name)")
             let first = try #require(figures["rssFirstBatchMB"] as? Double)
             let last = try #require(figures["rssLastBatchMB"] as? Double)
             #expect(first > 1 && last > 1, "\(name): \(first) → \(last) MB")
         }
+    }
+
+    /// `add-message` and `startup` on the quick chat store: the largest chat and a small one take the same statements
+    /// per send, and `faultline trace`'s first screen shows the titles the sqlite3 shell printed (the runner compares
+    /// both sides' checksums).
+    @Test func addMessageAndStartupRunOnTheChatStore() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "add-message", "--case", "startup"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let cases = try #require(object["cases"] as? [[String: Any]])
+        #expect(cases.map { $0["name"] as? String } == ["add-message", "startup"])
+        let add = try #require(cases.first?["variants"] as? [String: [String: Any]])
+        #expect(Set(add.keys) == ["faultline", "faultline-small", "raw-sqlite"])
+        // 20 sends with --quick; each save inserts, updates the chat and the previous last message, and allocates a
+        // key; the raw peer the same four statements per send.
+        #expect(add["raw-sqlite"]?["statements"] as? Int == 80)
+        let large = try #require(add["faultline"]?["statements"] as? Int)
+        #expect(large == add["faultline-small"]?["statements"] as? Int)
+        #expect(large >= 80 && large < 100, "\(large) statements for 20 sends")
+        let checks = try #require(cases.first?["checks"] as? [[String: Any]])
+        #expect(checks.first?["check"] as? String == "equal statements: faultline, faultline-small")
+        #expect(checks.first?["met"] as? Bool == true)
+
+        let startup = try #require(cases.last?["variants"] as? [String: [String: Any]])
+        #expect(Set(startup.keys) == ["faultline", "raw-sqlite", "faultline-defaults"])
+        #expect(startup["raw-sqlite"]?["statements"] as? Int == 1)
+        let tuned = try #require(startup["faultline"]?["statements"] as? Int)
+        let defaults = try #require(startup["faultline-defaults"]?["statements"] as? Int)
+        #expect(tuned <= 4 && defaults > 30, "tuned \(tuned), defaults \(defaults)")
     }
 
     /// `cascade-delete` on the quick fixture (a chat of 10,000 messages): the three variants left the same rows (the
@@ -146,7 +199,7 @@ import Testing
         let variants = try #require(entry["variants"] as? [String: [String: Any]])
         #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "object-by-object"])
         for (name, figures) in variants {
-            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "peakGrowthMB"], "\(name)")
+            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "peakGrowthMB", "xRaw"], "\(name)")
             let peak = try #require(figures["peakMB"] as? Double)
             let growth = try #require(figures["peakGrowthMB"] as? Double)
             #expect(peak > 1 && growth >= 0 && growth < peak, "\(name): peak \(peak) MB, growth \(growth) MB")
