@@ -25,6 +25,8 @@ public struct ActivityCounts: Equatable, Sendable {
     public var saves = 0
     /// Saves that failed and wrote nothing.
     public var failedSaves = 0
+    /// Other contexts' saves (or other processes' writes) merged in.
+    public var merges = 0
     /// Object and relationship faults by the entity of the object that fired them (`DirectChat`, not `Chat`).
     public var faultsByEntity: [String: Int] = [:]
 
@@ -64,6 +66,8 @@ public struct ActivityCounts: Equatable, Sendable {
             faultsByEntity[fault.entity, default: 0] += 1
         case .save(let save):
             if save.succeeded { saves += 1 } else { failedSaves += 1 }
+        case .merge:
+            merges += 1
         }
     }
 

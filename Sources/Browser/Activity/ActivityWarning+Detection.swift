@@ -159,7 +159,7 @@ private struct ActionEvidence {
             case .relationshipFault(let fault):
                 relationshipFaults.append(fault)
                 touchedEntities.insert(fault.entity)
-            case .save:
+            case .save, .merge:
                 continue
             }
         }

@@ -15,7 +15,7 @@ extension ObjectContext {
         let start = ContinuousClock.now
         var inserted = insertedObjects
         let temporaryIDs = inserted.map(\.objectID)
-        let deleted = changedObjects.values.filter { $0.isDeleted && !$0.isInserted }
+        var deleted = changedObjects.values.filter { $0.isDeleted && !$0.isInserted }
         let updated = changedObjects.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasPersistentChanges }
         var statements = 0
         /// `permanentIDs[i]` is the ID `inserted[i]` gets.
@@ -23,6 +23,10 @@ extension ObjectContext {
         var insertedSnapshots: [RowSnapshot] = []
         var updatedSnapshots: [RowSnapshot] = []
         var conflicts: [ObjectID] = []
+        let policy = mergePolicy
+        /// Objects a merge policy settled against the store: deletes kept back (rollback), changed rows that are gone.
+        var keptBack: [ManagedObject] = []
+        var vanished: [ManagedObject] = []
         var deletion: (outcome: DeletionPlanner.Outcome, doomed: [ObjectID])?
         // With undo on, the journal records what this save changes, so that undo can reverse it later.
         let records = undoHistory != nil
@@ -55,7 +59,15 @@ extension ObjectContext {
                     guard let id, id.isTemporary else { return id }
                     return Self.position(of: id, in: temporaryIDs).map { permanentIDs[$0] } ?? id
                 }
-                conflicts += try staleDeletes(deleted, runner: counted)
+                let staleDeleted = try staleDeletes(deleted, runner: counted)
+                if policy == .error {
+                    conflicts += staleDeleted
+                } else if policy == .rollback, !staleDeleted.isEmpty {
+                    // The store's version wins: the delete is dropped, the object stays.
+                    let stale = Set(staleDeleted)
+                    keptBack = deleted.filter { stale.contains($0.objectID) }
+                    deleted.removeAll { stale.contains($0.objectID) }
+                }
                 if !conflicts.isEmpty {
                     throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
                 }
@@ -83,10 +95,10 @@ extension ObjectContext {
                 let survivors = doomed.isEmpty ? updated : updated.filter { !doomed.contains($0.objectID) }
                 for object in survivors where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
                     let versionsAhead = (cleared.contains(object.objectID) ? 1 : 0) + (rewritten.contains(object.objectID) ? 1 : 0)
-                    if let snapshot = try updateRow(object, versionsAhead: Int64(versionsAhead), resolve: resolve, runner: counted) {
-                        updatedSnapshots.append(snapshot)
-                    } else {
-                        conflicts.append(object.objectID)
+                    switch try updateRow(object, versionsAhead: Int64(versionsAhead), policy: policy, resolve: resolve, runner: counted) {
+                    case .written(let snapshot): updatedSnapshots.append(snapshot)
+                    case .conflict: conflicts.append(object.objectID)
+                    case .vanished: vanished.append(object)
                     }
                 }
                 if !conflicts.isEmpty {
@@ -107,8 +119,25 @@ extension ObjectContext {
             if let error = error as? ContextError { throw error }
             throw .store(String(describing: (error as? StoreError)?.description ?? PersistentStore.sqliteMessage(error)))
         }
-        didSave(inserted: inserted, insertedSnapshots: insertedSnapshots, updated: updated, updatedSnapshots: updatedSnapshots,
-                deleted: deleted, temporaryIDs: temporaryIDs, permanentIDs: permanentIDs)
+        // Built before `didSave` clears the changes it reads; posted once the context is in its saved state.
+        let notification = coordinator.saveObservers.isEmpty ? nil : saveNotification(
+            inserted: inserted, insertedSnapshots: insertedSnapshots,
+            updated: vanished.isEmpty ? updated : updated.filter { object in !vanished.contains { $0 === object } },
+            updatedSnapshots: updatedSnapshots, deleted: deleted + vanished, doomed: deletion?.doomed ?? [], cleared: deletion?.outcome.clearedRows ?? [],
+            temporaryIDs: temporaryIDs, permanentIDs: permanentIDs, rewroteSavedSteps: !reversed.isEmpty)
+        let written = vanished.isEmpty ? updated : updated.filter { object in !vanished.contains { $0 === object } }
+        didSave(inserted: inserted, insertedSnapshots: insertedSnapshots, updated: written, updatedSnapshots: updatedSnapshots,
+                deleted: deleted + vanished, temporaryIDs: temporaryIDs, permanentIDs: permanentIDs)
+        for object in keptBack {
+            // The cache may hold the row as this context read it, not as the other writer left it.
+            coordinator.rowCache.remove(object.objectID)
+            object.isDeletedFlag = false
+            refresh(object, mergeChanges: false)
+        }
+        for object in vanished {
+            object.isDeletedFlag = true
+            object.faultError = .objectNotFound(uri: coordinator.uri(for: object.objectID))
+        }
         var deletedObjects = records ? deleted : []
         if let deletion {
             let marked = didDelete(deletion.outcome, doomed: deletion.doomed)
@@ -128,6 +157,7 @@ extension ObjectContext {
         }
         coordinator.events.emit(.save(SaveEvent(inserted: insertedCount, updated: updated.count, deleted: deleted.count,
                                                 statements: statements, duration: ContinuousClock.now - start, succeeded: true)), context: id)
+        if let notification { coordinator.saveObservers.post(notification) }
     }
 
     /// Discards every unsaved change: inserted objects go, edits and deletions are undone.
@@ -262,11 +292,83 @@ extension ObjectContext {
         return RowSnapshot(objectID: id, version: 1, values: values, toOneKeys: keys)
     }
 
-    /// Writes changed columns only, checking `Z_OPT`; nil when the row changed since it was read (a conflict).
-    private func updateRow(_ object: ManagedObject, versionsAhead: Int64, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws -> RowSnapshot? {
-        let mapping = object.mapping
+    enum UpdateOutcome {
+        /// The row as the save left it.
+        case written(RowSnapshot)
+        /// The row changed since it was read, and the merge policy is `.error`.
+        case conflict
+        /// The row is gone from the store (and the policy is not `.error`): the object's changes are dropped.
+        case vanished
+    }
+
+    /// Writes changed columns only, checking `Z_OPT`. When the row changed since it was read, the merge policy
+    /// settles it against the row as it is now, read in the same transaction (see `MergePolicy`).
+    private func updateRow(
+        _ object: ManagedObject, versionsAhead: Int64, policy: MergePolicy, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner
+    ) throws -> UpdateOutcome {
         if object.snapshot == nil { fulfillFault(object, key: "save") }
-        guard let snapshot = object.snapshot else { return nil }
+        guard let snapshot = object.snapshot else {
+            return policy == .error ? .conflict : try settle(object, ancestor: nil, policy: policy, resolve: resolve, runner: runner)
+        }
+        if let written = try writeRow(object, over: snapshot, version: snapshot.version + versionsAhead, resolve: resolve, runner: runner) {
+            return .written(written)
+        }
+        guard policy != .error else { return .conflict }
+        return try settle(object, ancestor: snapshot, policy: policy, resolve: resolve, runner: runner)
+    }
+
+    /// A conflicting row under a merge policy other than `.error`: reads the row as it is now and writes what the
+    /// policy keeps of the object's changes over it.
+    private func settle(
+        _ object: ManagedObject, ancestor: RowSnapshot?, policy: MergePolicy, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner
+    ) throws -> UpdateOutcome {
+        let mapping = object.mapping
+        var current: RowSnapshot?
+        try runner.query(mapping.selectByPrimaryKey, [.integer(object.objectID.primaryKey)]) { handle in
+            current = SQLiteValues.snapshot(handle, mapping: mapping)
+        }
+        guard let current else { return .vanished }
+        switch policy {
+        case .error:
+            return .conflict
+        case .rollback:
+            // The store's row wins whole: the object's changes go (the save clears them).
+            return .written(current)
+        case .objectTrump:
+            break
+        case .storeTrump:
+            // Changes to properties the store also changed since the ancestor give way.
+            if let ancestor {
+                for (index, _) in object.attributeChanges.entries where current.values[index] != ancestor.values[index] {
+                    object.attributeChanges[index] = nil
+                }
+                for (index, _) in object.toOneChanges.entries where current.toOneKeys[index] != ancestor.toOneKeys[index] {
+                    object.toOneChanges[index] = nil
+                }
+            }
+        case .overwrite:
+            // Every stored property of the object as this context holds it, derived ones aside (triggers keep them).
+            let base = ancestor ?? current
+            for index in mapping.attributes.indices where object.attributeChanges[index] == nil && !mapping.attributes[index].description.isDerived {
+                object.attributeChanges[index] = base.values[index]
+            }
+            for index in mapping.toOnes.indices where object.toOneChanges[index] == nil {
+                object.toOneChanges[index] = .some(base.toOneKeys[index])
+            }
+        }
+        if object.attributeChanges.isEmpty, object.toOneChanges.isEmpty { return .written(current) }
+        guard let written = try writeRow(object, over: current, version: current.version, resolve: resolve, runner: runner) else {
+            return .conflict
+        }
+        return .written(written)
+    }
+
+    /// `UPDATE … WHERE Z_PK = ? AND Z_OPT = version` of the object's changed columns over `snapshot`; nil when no
+    /// row has that version.
+    private func writeRow(
+        _ object: ManagedObject, over snapshot: RowSnapshot, version: Int64, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner
+    ) throws -> RowSnapshot? {
+        let mapping = object.mapping
         var assignments: [String] = []
         var arguments: [AttributeValue] = []
         var values = snapshot.values
@@ -289,7 +391,6 @@ extension ObjectContext {
         }
         guard !assignments.isEmpty else { return snapshot }
         let sql = "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + 1, \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
-        let version = snapshot.version + versionsAhead
         let changed = try runner.execute(sql, arguments + [.integer(object.objectID.primaryKey), .integer(version)])
         guard changed == 1 else { return nil }
         return RowSnapshot(objectID: object.objectID, version: version + 1, values: values, toOneKeys: keys)

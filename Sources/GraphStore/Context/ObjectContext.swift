@@ -27,6 +27,9 @@ public final class ObjectContext {
     /// Join-table links to write: a link (in the table's primary-key column order) → true to insert, false to delete.
     var linkChanges: OrderedDictionary<LinkKey, Bool> = [:]
 
+    /// How a save settles rows that changed in the store since this context read them: `.error` (the default)
+    /// fails the save and lists them.
+    public var mergePolicy = MergePolicy.error
     /// Batched faults, off (0) by default so that statement counts stay Core Data's: when an object fault misses
     /// the row cache, up to this many of its unfired siblings are read with it in one statement. Siblings are the
     /// other members of the to-many whose fault produced the object, the destinations of the same to-one among rows

@@ -11,6 +11,11 @@ public final class EventHub: Sendable {
     /// Names the observer an `addObserver` call registered, for `removeObserver`.
     public struct ObserverToken: Hashable, Sendable {
         fileprivate let rawValue: Int
+
+        fileprivate init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// A token of a coordinator's save observers (numbered apart from the hub's: negative).
+        init(saveObserver number: Int) { self.rawValue = -number }
     }
 
     /// Index `i` is entity number `i + 1`.
@@ -125,7 +130,8 @@ public final class EventHub: Sendable {
             callbacks = state.withLock { state in
                 state.total.countSave(save)
                 return state.callbacks
-            }
+            }        case .merge:
+            callbacks = state.withLock { $0.callbacks }
         }
         guard !callbacks.isEmpty else { return }
         let record = GraphEventRecord(event: event, context: context)

@@ -127,6 +127,30 @@ public struct SaveEvent: Sendable {
     }
 }
 
+/// A context brought in another context's save or another process's writes (`mergeChanges(fromContextDidSave:)`).
+public struct MergeEvent: Sendable {
+    /// The saving context's name; nil for another process.
+    public let source: String?
+    public let inserted: Int
+    public let updated: Int
+    public let deleted: Int
+    /// Rows the store changed on its own (derived counts, cleared keys), re-read on next access.
+    public let refreshed: Int
+    /// Registered objects of the merging context that took new values, became faults or went.
+    public let objectsTouched: Int
+    public let duration: Duration
+
+    public init(source: String?, inserted: Int, updated: Int, deleted: Int, refreshed: Int, objectsTouched: Int, duration: Duration) {
+        self.source = source
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.refreshed = refreshed
+        self.objectsTouched = objectsTouched
+        self.duration = duration
+    }
+}
+
 /// One moment of the object graph's life, as the activity panel and the SQL debug log see it.
 public enum GraphEvent: Sendable {
     case statement(StatementEvent)
@@ -134,6 +158,7 @@ public enum GraphEvent: Sendable {
     case objectFault(ObjectFaultEvent)
     case relationshipFault(RelationshipFaultEvent)
     case save(SaveEvent)
+    case merge(MergeEvent)
 }
 
 /// An event with where it came from.

@@ -75,6 +75,11 @@ public final class SQLDebugLog: Sendable {
                 "CoreData: annotation: \(verb): \(save.inserted) inserted, \(save.updated) updated, \(save.deleted) deleted"
                     + " in \(Self.seconds(save.duration))s (\(save.statements) statements)"
             ]
+        case .merge(let merge):
+            return [
+                "CoreData: annotation: merged changes from \(merge.source ?? "another process"): \(merge.inserted) inserted,"
+                    + " \(merge.updated) updated, \(merge.deleted) deleted, \(merge.refreshed) refreshed"
+            ]
         }
     }
 

@@ -19,6 +19,8 @@ public final class PersistentStoreCoordinator: Sendable {
     public let events: EventHub
     /// Before-images of the rows recorded saves changed, for undo after a save.
     let undoJournal: UndoJournal
+    /// Who hears of each save (see `addSaveObserver`).
+    let saveObservers = SaveObservers()
     private let mappings: [EntityMapping]
     private let mappingByName: [String: EntityMapping]
     private let mappingByClass: [ObjectIdentifier: EntityMapping]
@@ -97,6 +99,20 @@ public final class PersistentStoreCoordinator: Sendable {
     func makeContextID(name: String?) -> ContextID {
         let number = nextContextNumber.add(1, ordering: .relaxed).oldValue
         return ContextID(rawValue: number, name: name ?? "context \(number)")
+    }
+
+    // MARK: saves
+
+    /// Registers `observer` to receive a `SaveNotification` after every successful save of any context on this
+    /// coordinator, synchronously on the saving thread (hand it to the receiving context's thread yourself, or use
+    /// a `SaveInbox`). Saves build notifications only while someone observes.
+    @discardableResult
+    public func addSaveObserver(_ observer: @escaping @Sendable (SaveNotification) -> Void) -> EventHub.ObserverToken {
+        saveObservers.add(observer)
+    }
+
+    public func removeSaveObserver(_ token: EventHub.ObserverToken) {
+        saveObservers.remove(token)
     }
 
     // MARK: connections
