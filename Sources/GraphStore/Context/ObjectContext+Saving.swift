@@ -26,6 +26,7 @@ extension ObjectContext {
         let policy = mergePolicy
         /// Objects a merge policy settled against the store: deletes kept back (rollback), changed rows that are gone.
         var keptBack: [ManagedObject] = []
+        var allocated: [(root: Int, first: Int64, last: Int64)] = []
         var vanished: [ManagedObject] = []
         var deletion: (outcome: DeletionPlanner.Outcome, doomed: [ObjectID])?
         // With undo on, the journal records what this save changes, so that undo can reverse it later.
@@ -54,7 +55,7 @@ extension ObjectContext {
                     reversed.append((reversal, outcome))
                 }
                 let rewritten = reversed.isEmpty ? [] : Set(reversed.flatMap(\.1.rewritten))
-                permanentIDs = try allocateKeys(for: inserted, runner: counted)
+                permanentIDs = try allocateKeys(for: inserted, runner: counted, allocated: &allocated)
                 func resolve(_ id: ObjectID?) -> ObjectID? {
                     guard let id, id.isTemporary else { return id }
                     return Self.position(of: id, in: temporaryIDs).map { permanentIDs[$0] } ?? id
@@ -119,6 +120,7 @@ extension ObjectContext {
             if let error = error as? ContextError { throw error }
             throw .store(String(describing: (error as? StoreError)?.description ?? PersistentStore.sqliteMessage(error)))
         }
+        for range in allocated { coordinator.noteOwnKeys(root: range.root, first: range.first, last: range.last) }
         // Built before `didSave` clears the changes it reads; posted once the context is in its saved state.
         let notification = coordinator.saveObservers.isEmpty ? nil : saveNotification(
             inserted: inserted, insertedSnapshots: insertedSnapshots,
@@ -263,7 +265,9 @@ extension ObjectContext {
 
     /// Reserves primary keys for new objects, one statement per root entity (`Z_MAX` is kept on roots).
     /// The permanent ID of each inserted object, in the order of `inserted`.
-    private func allocateKeys(for inserted: [ManagedObject], runner: CountingRunner) throws -> [ObjectID] {
+    private func allocateKeys(
+        for inserted: [ManagedObject], runner: CountingRunner, allocated: inout [(root: Int, first: Int64, last: Int64)]
+    ) throws -> [ObjectID] {
         // Positions in `inserted` by root entity, roots in order of first appearance.
         var byRoot: OrderedDictionary<Int, [Int]> = [:]
         for (position, object) in inserted.enumerated() {
@@ -275,6 +279,7 @@ extension ObjectContext {
             try runner.query("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX",
                              [.integer(Int64(positions.count)), .integer(Int64(root))]) { maximum = SQLiteValues.int64($0, 0) }
             var next = maximum - Int64(positions.count)
+            allocated.append((root, next + 1, maximum))
             for position in positions {
                 next += 1
                 result[position] = ObjectID(entityNumber: inserted[position].objectID.entityNumber, primaryKey: next)

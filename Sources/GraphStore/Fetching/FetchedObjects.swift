@@ -40,6 +40,15 @@ public struct FetchedObjects: RandomAccessCollection {
         }
     }
 
+    /// The IDs of the leading objects whose IDs are known without reading anything: every one for a result loaded at
+    /// once or batched with all IDs first, the batches read so far (from the first, without gaps) when windowed.
+    public var knownObjectIDs: [ObjectID] {
+        switch storage {
+        case .loaded(let objects, _): objects.map(\.objectID)
+        case .batched(let batches): batches.knownPrefix
+        }
+    }
+
     /// How a batched result stands; nil for a result loaded at once.
     public var batching: BatchingStatus? {
         guard case .batched(let batches) = storage else { return nil }
@@ -128,6 +137,16 @@ final class BatchedFetch {
             }
         }
         context.coordinator.events.emit(.fetch(FetchEvent(entity: plan.mapping.name, rows: count, duration: ContinuousClock.now - start)), context: context.id)
+    }
+
+    /// The known IDs from the first up to the first unknown one.
+    var knownPrefix: [ObjectID] {
+        var prefix: [ObjectID] = []
+        for id in ids {
+            guard let id else { break }
+            prefix.append(id)
+        }
+        return prefix
     }
 
     var status: BatchingStatus {

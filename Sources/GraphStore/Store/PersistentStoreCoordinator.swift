@@ -21,6 +21,8 @@ public final class PersistentStoreCoordinator: Sendable {
     let undoJournal: UndoJournal
     /// Who hears of each save (see `addSaveObserver`).
     let saveObservers = SaveObservers()
+    /// Where the store stood when other processes' writes were last looked for.
+    let externalWatch = ExternalChangeWatch()
     private let mappings: [EntityMapping]
     private let mappingByName: [String: EntityMapping]
     private let mappingByClass: [ObjectIdentifier: EntityMapping]
