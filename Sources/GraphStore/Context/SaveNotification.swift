@@ -100,11 +100,16 @@ public final class SaveInbox: Sendable {
     private let coordinator: PersistentStoreCoordinator
     private let token = Mutex<EventHub.ObserverToken?>(nil)
 
-    /// Starts collecting every save of `coordinator` except those of the context `excluded` (its own).
-    public init(coordinator: PersistentStoreCoordinator, excluding excluded: ContextID? = nil) {
+    /// Starts collecting every save of `coordinator` except those of the context `excluded` (its own), and, unless
+    /// `includesOtherConnections` is false, the changes `changesFromOtherConnections()` finds.
+    public init(coordinator: PersistentStoreCoordinator, excluding excluded: ContextID? = nil, includesOtherConnections: Bool = true) {
         self.coordinator = coordinator
         let added = coordinator.addSaveObserver { [queue] note in
-            guard note.source == nil || note.source != excluded else { return }
+            if note.source == nil {
+                guard includesOtherConnections else { return }
+            } else if note.source == excluded {
+                return
+            }
             queue.notes.withLock { $0.append(note) }
         }
         token.withLock { $0 = added }

@@ -75,6 +75,13 @@ extension PersistentStoreCoordinator {
         return note
     }
 
+    /// Whether another connection committed since the last look (one `PRAGMA data_version`, no scan); false
+    /// before watching started or when the pragma fails.
+    public func hasChangesFromOtherConnections() -> Bool {
+        guard let known = externalWatch.state.withLock({ $0.dataVersion }), let version = try? dataVersion() else { return false }
+        return version != known
+    }
+
     /// Records keys this coordinator's own save allocated, so the next scan does not report its rows as another
     /// process's: only when they follow the last known maximum directly (a gap is someone else's rows).
     func noteOwnKeys(root: Int, first: Int64, last: Int64) {
@@ -99,12 +106,13 @@ extension PersistentStoreCoordinator {
         }
     }
 
+    /// Each root entity's `Z_MAX`; bookkeeping, reported as no statement.
     private func readMaxima() throws(StoreError) -> [Int: Int64] {
         do {
             return try read { db in
                 var maxima: [Int: Int64] = [:]
-                try query(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY", arguments: [], cause: .other("watch"), context: nil) { handle in
-                    maxima[Int(SQLiteValues.int64(handle, 0))] = SQLiteValues.int64(handle, 1)
+                for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY") {
+                    maxima[row[0]] = row[1]
                 }
                 return maxima
             }
