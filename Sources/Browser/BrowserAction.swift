@@ -25,6 +25,9 @@ public enum BrowserAction: Equatable, Sendable {
     case batch(Int)
     case clearCache
     case resetCounters
+    /// Brings in what other contexts (the live writer) saved and other processes wrote: the browser runs it when
+    /// its idle check finds something waiting; scripts may name it.
+    case merge
     /// `EXPLAIN QUERY PLAN` of the SQL log's selected statement.
     case explain
     case help
@@ -66,6 +69,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .batch(let size): "batch \(size)"
         case .clearCache: "clear-cache"
         case .resetCounters: "reset"
+        case .merge: "merge"
         case .explain: "explain"
         case .help: "help"
         case .quit: "quit"
@@ -83,7 +87,7 @@ public enum BrowserAction: Equatable, Sendable {
         let all: [BrowserAction] = [
             .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .members, .delete, .confirm, .cancel,
             .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .cycleBatch, .clearCache,
-            .resetCounters, .explain, .help, .quit,
+            .resetCounters, .merge, .explain, .help, .quit,
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
     }()

@@ -25,9 +25,19 @@ extension BrowserModel {
         }
     }
 
+    /// Why nothing can be saved: `--read-only`, or a store file this process cannot write; nil when it can.
+    private var readOnlyRefusal: String? {
+        if state.settings.readOnly { return "read-only" }
+        guard coordinator.store.isReadOnly else { return nil }
+        let name = (coordinator.store.path as NSString).lastPathComponent
+        return "read-only: \(name) cannot be written (\(coordinator.store.readOnlyReason ?? "opened read-only"))"
+    }
+
     func previewDelete() {
-        guard !state.settings.readOnly else {
-            state.message = "read-only: deletes are refused (browse without --read-only to delete)"
+        if let refusal = readOnlyRefusal {
+            state.message = state.settings.readOnly
+                ? "read-only: deletes are refused (browse without --read-only to delete)"
+                : "\(refusal); deletes are refused"
             state.messageIsError = true
             return
         }
@@ -77,8 +87,8 @@ extension BrowserModel {
     }
 
     func save() {
-        guard !state.settings.readOnly else {
-            state.message = "read-only: nothing is saved"
+        if let refusal = readOnlyRefusal {
+            state.message = "\(refusal); nothing is saved"
             state.messageIsError = true
             return
         }

@@ -49,11 +49,14 @@ extension BrowserModel {
 
     func reloadChats() {
         do {
-            let fetched = try context.fetch(chatRequest())
-            chats = fetched
-            state.chatList.count = fetched.count
+            let controller = FetchedResultsController(context: context, request: chatRequest())
+            try controller.performFetch()
+            chatController = controller
+            chats = controller.objects
+            state.chatList.count = controller.objects.count
         } catch {
             chats = nil
+            chatController = nil
             state.chatList.count = 0
             state.message = "chat list: \(error)"
             state.messageIsError = true
@@ -183,19 +186,108 @@ extension BrowserModel {
         fillMemberRows(visible: Layout.contentRows(layout.main))
     }
 
-    private func fillChatRows(visible: Int) {
+    /// - Parameter reusing: rows already drawn, by chat, that are still current (after a merge: every row whose
+    ///   chat it did not change), so that only changed rows read the graph.
+    private func fillChatRows(visible: Int, reusing: [ObjectID: ChatRow] = [:]) {
         var list = state.chatList
         if list.selected < list.top { list.top = list.selected }
         if list.selected >= list.top + visible { list.top = list.selected - visible + 1 }
         list.top = max(0, min(list.top, max(0, list.count - visible)))
         list.rows = []
+        visibleChatIDs = []
         if let chats {
             let end = min(list.count, list.top + visible)
             if list.top < end {
-                for index in list.top..<end { list.rows.append(chatRow(chats[index])) }
+                for index in list.top..<end {
+                    let chat = chats[index]
+                    list.rows.append(reusing[chat.objectID] ?? chatRow(chat))
+                    visibleChatIDs.append(chat.objectID)
+                }
             }
         }
         state.chatList = list
+    }
+
+    /// Merges what waits: other processes' commits (found by one scan) and other contexts' saves (the live
+    /// writer's). The chat list fetches again and redraws only the rows whose chats changed, keeping the selected
+    /// chat selected; the open chat reloads when its messages changed, and closes when it was deleted.
+    func mergePendingChanges() {
+        var notes: [SaveNotification] = []
+        do {
+            if let external = try context.mergeChangesFromOtherConnections() { notes.append(external) }
+        } catch {
+            state.message = "merge: \(error)"
+            state.messageIsError = true
+        }
+        let saved = inbox.take()
+        for note in saved { context.mergeChanges(fromContextDidSave: note) }
+        notes += saved
+        guard !notes.isEmpty else {
+            if !state.messageIsError { state.message = "nothing to merge" }
+            return
+        }
+        let changed = notes.reduce(into: Set<ObjectID>()) { $0.formUnion($1.changedIDs) }
+        let everything = notes.contains(where: \.refreshesEverything)
+        var kept: [ObjectID: ChatRow] = [:]
+        if !everything {
+            for (id, row) in zip(visibleChatIDs, state.chatList.rows) where !changed.contains(id) { kept[id] = row }
+        }
+        let selectedID = visibleChatIDs.indices.contains(state.chatList.selected - state.chatList.top)
+            ? visibleChatIDs[state.chatList.selected - state.chatList.top] : nil
+        var moves = ""
+        if let chatController {
+            do {
+                if let changes = try chatController.update(after: notes) {
+                    chats = chatController.objects
+                    state.chatList.count = chatController.objects.count
+                    // The selection stays on its chat when that chat is among the rows known.
+                    // At the top of the list the view stays there (new activity shows above); further down the
+                    // selected row keeps its place on screen.
+                    if let selectedID, let index = chatController.objects.knownObjectIDs.firstIndex(of: selectedID) {
+                        let offset = state.chatList.selected - state.chatList.top
+                        state.chatList.top = state.chatList.top == 0 ? 0 : max(0, index - offset)
+                        state.chatList.selected = index
+                    }
+                    state.chatList.selected = min(state.chatList.selected, max(0, state.chatList.count - 1))
+                    moves = Self.describe(changes)
+                }
+            } catch {
+                state.message = "chat list: \(error)"
+                state.messageIsError = true
+            }
+        }
+        let layout = Layout(width: state.width, height: state.height)
+        fillChatRows(visible: Layout.contentRows(layout.chats), reusing: kept)
+        if let chat = openChat {
+            if chat.isDeleted || chat.faultError != nil {
+                closeChat()
+                state.message = "the open chat was deleted elsewhere"
+            } else if everything || changed.contains(chat.objectID) {
+                loadMessages(of: chat, keepSelection: true)
+            }
+        }
+        // The refetch prefetched the first batch's last messages, but rows whose chats did not change keep what
+        // they showed: that prefetch going unread is the price of keeping them, not a lever to warn about.
+        _ = context.takePrefetchUse()
+        guard !state.messageIsError, state.message == nil else { return }
+        let inserted = notes.reduce(0) { $0 + $1.inserted.count }
+        let updated = notes.reduce(0) { $0 + $1.updated.count }
+        let deleted = notes.reduce(0) { $0 + $1.deleted.count }
+        let sources = Set(notes.map { $0.source?.name ?? "another process" }).sorted().joined(separator: ", ")
+        var summary = "merged from \(sources)\(notes.count == 1 ? "" : " (\(notes.count) saves)"): \(inserted) new, \(updated) changed"
+        if deleted > 0 { summary += ", \(deleted) deleted" }
+        if !moves.isEmpty { summary += "; list \(moves)" }
+        state.message = summary
+    }
+
+    /// "2 moved, 1 redrawn" for the status line.
+    static func describe(_ changes: ResultsChanges) -> String {
+        var parts: [String] = []
+        if !changes.moved.isEmpty { parts.append("\(changes.moved.count) moved") }
+        if !changes.inserted.isEmpty { parts.append("\(changes.inserted.count) in") }
+        if !changes.deleted.isEmpty { parts.append("\(changes.deleted.count) out") }
+        if !changes.updated.isEmpty { parts.append("\(changes.updated.count) updated") }
+        return parts.joined(separator: ", ")
     }
 
     func chatRow(_ chat: ManagedObject) -> ChatRow {

@@ -16,8 +16,15 @@ public final class BrowserModel {
     public internal(set) var state: BrowserState
     public let coordinator: PersistentStoreCoordinator
     let context: ObjectContext
-    /// The chat list's fetch (batched, prefetching as the settings say).
+    /// The chat list's fetch (batched, prefetching as the settings say), kept by `chatController` across merges.
     var chats: FetchedObjects?
+    var chatController: FetchedResultsController?
+    /// The IDs of the chat rows on screen, in `state.chatList.rows` order: a merge redraws only the changed ones.
+    var visibleChatIDs: [ObjectID] = []
+    /// Saves of other contexts (the live writer's) waiting to be merged.
+    let inbox: SaveInbox
+    /// The simulated incoming-messages writer of `--live`, when running.
+    public private(set) var liveWriter: LiveWriter?
     /// The open chat and its messages, newest first.
     var openChat: ManagedObject?
     var messages: FetchedObjects?
@@ -43,6 +50,7 @@ public final class BrowserModel {
         context = ObjectContext(coordinator: coordinator, name: "browser")
         context.undoLevels = 50
         context.tracksPrefetchUse = true
+        inbox = SaveInbox(coordinator: coordinator, excluding: context.id, includesOtherConnections: false)
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
         activity = ActivityLog(coordinator: coordinator, clock: activityClock)
     }
@@ -114,7 +122,10 @@ public final class BrowserModel {
     private func perform(_ action: BrowserAction) {
         switch action {
         case .start:
+            try? coordinator.startWatchingOtherConnections()
             reloadChats()
+        case .merge:
+            mergePendingChanges()
         case .resize(let width, let height):
             state.width = width
             state.height = height
@@ -199,6 +210,26 @@ public final class BrowserModel {
     }
 
     private var layout: Layout { Layout(width: state.width, height: state.height) }
+
+    /// Whether anything waits to be merged: a save of another context, or another process's commit (one
+    /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.
+    public func hasPendingChanges() -> Bool {
+        !inbox.isEmpty || coordinator.hasChangesFromOtherConnections()
+    }
+
+    /// Starts the simulated incoming-messages writer (`--live`): a background context delivering `rate` messages a
+    /// second across the chats.
+    public func startLiveWriter(rate: Double = 3, seed: UInt64 = 1) {
+        guard liveWriter == nil, !state.settings.readOnly else { return }
+        liveWriter = LiveWriter(coordinator: coordinator, rate: rate, seed: seed)
+        state.live = true
+    }
+
+    public func stopLiveWriter() {
+        liveWriter?.stop()
+        liveWriter = nil
+        state.live = false
+    }
 
     private func scrollHelp(by rows: Int) {
         let last = max(0, KeyTable.helpRows().count - OverlayView.helpRowsShown(state))

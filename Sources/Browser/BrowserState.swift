@@ -30,6 +30,8 @@ public struct BrowserState: Equatable, Sendable {
     public var undoName: String?
     public var redoName: String?
     public var quitRequested = false
+    /// Whether the simulated incoming-messages writer runs (`--live`).
+    public var live = false
 
     public init(width: Int, height: Int, storeName: String, settings: BrowserSettings) {
         self.width = width

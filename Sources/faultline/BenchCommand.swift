@@ -63,6 +63,7 @@ struct BenchCommand: ParsableCommand {
         if selected.isEmpty { selected = BenchmarkCaseName.allCases }
         // Checked before the run, which can take minutes.
         let page: MarkdownRun?
+        if markdown?.isEmpty == true { throw CommandFailure("--markdown is empty: give the Markdown file to write the run into") }
         do {
             page = try markdown.map { path throws(BenchmarkError) in try MarkdownRun(path: path) }
         } catch {

@@ -20,16 +20,33 @@ struct BrowseCommand: ParsableCommand {
     @OptionGroup var browser: BrowserOptions
     @OptionGroup var sqlDebug: SQLDebugOptions
 
-    func run() throws {
-        try Self.browse(browser, sqlDebug: sqlDebug)
+    @Flag(help: "Run a simulated incoming-messages writer on a background context while browsing: watch the list reorder and the merges.")
+    var live = false
+
+    @Option(help: ArgumentHelp("Messages a second the --live writer delivers.", valueName: "n"))
+    var liveRate = 3.0
+
+    func validate() throws {
+        if live, browser.readOnly { throw ValidationError("--live writes to the store; it cannot be combined with --read-only") }
+        guard liveRate > 0, liveRate <= 1_000 else { throw ValidationError("--live-rate must be more than 0 and at most 1000, not \(liveRate)") }
     }
 
-    static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions) throws {
+    func run() throws {
+        try Self.browse(browser, sqlDebug: sqlDebug, liveRate: live ? liveRate : nil)
+    }
+
+    /// - Parameter liveRate: messages a second for the simulated writer; nil for none.
+    static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil) throws {
         // Without a terminal nothing else is worth doing (not even making the default store).
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw CommandFailure(TerminalError.notATerminal.description)
         }
         let path = try options.store ?? DefaultFixture.ensure()
+        // The SQL log's destination before the store, so a bad one leaves the store alone.
+        if try sqlDebug.effectiveLevel() != nil, sqlDebug.logFile == nil {
+            throw CommandFailure("--sql-debug: the browser owns the terminal; give --sql-log FILE for the SQL log")
+        }
+        try sqlDebug.checkLogFile(notOverwriting: [path])
         // The store first: a bad file is reported before the screen changes.
         let model: BrowserModel
         do {
@@ -37,10 +54,7 @@ struct BrowseCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error)
         }
-        let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink()
-        if sink === FileHandle.standardError {
-            throw CommandFailure("--sql-debug: the browser owns the terminal; give --sql-log FILE for the SQL log")
-        }
+        let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
         let log = try sqlDebug.attach(to: model.coordinator, sink: sink)
         let screen: TerminalScreen
         do {
@@ -52,6 +66,8 @@ struct BrowseCommand: ParsableCommand {
         let size = screen.size
         model.apply(.resize(width: size.width, height: size.height))
         model.apply(.start)
+        if let liveRate { model.startLiveWriter(rate: liveRate) }
+        defer { model.stopLiveWriter() }
         while !model.state.quitRequested {
             screen.draw(BrowserView.frame(model.state, activity: model.activity))
             let key = screen.readKey(timeoutMilliseconds: 250)
@@ -60,8 +76,10 @@ struct BrowseCommand: ParsableCommand {
                 withExtendedLifetime(log) {}
                 Foundation.exit(128 + signal)
             }
-            guard let key, let action = model.action(for: key) else { continue }
-            model.apply(action)
+            if let key, let action = model.action(for: key) { model.apply(action) }
+            // Between keys (or every quarter second when idle): other contexts' saves and other processes' commits
+            // are merged, unless a dialog is open.
+            if model.state.overlay == .none, model.hasPendingChanges() { model.apply(.merge) }
         }
         withExtendedLifetime(log) {}
     }

@@ -66,14 +66,26 @@ struct DeleteCommand: ParsableCommand {
 
     func run() throws {
         let target = self.target
+        // A malformed ID is an error before any store is opened.
+        try target.checkSyntax()
         let path = try store ?? DefaultFixture.ensure()
-        // Checked before opening anything, so a bad level or log file fails first.
-        let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink()
+        // Checked before opening anything, so a bad level or log file fails first; the log file itself is made only
+        // once the store has opened, so a bad store leaves none behind.
+        try sqlDebug.checkLogFile(notOverwriting: [path])
+        var sink: FileHandle?
+        func log(_ session: DeleteSession) throws(CommandFailure) -> SQLDebugLog? {
+            guard try sqlDebug.effectiveLevel() != nil else { return nil }
+            if sink == nil { sink = try sqlDebug.openSink(notOverwriting: [path]) }
+            return try sqlDebug.attach(to: session.coordinator, sink: sink)
+        }
 
-        // First the plan, read-only.
+        // First the plan, read-only. A delete to be saved needs a file this process can write: one it cannot is
+        // refused here, before any connection could leave a -wal or -shm beside it.
         var report: DeleteReport
+        var logs: [SQLDebugLog?] = []
         do {
-            let session = try DeleteSession(path: path, readOnly: true, sqlDebug: sqlDebug, sink: sink)
+            let session = try DeleteSession(path: path, readOnly: true, requireWritable: !dryRun)
+            logs.append(try log(session))
             let object = try session.resolve(target)
             let plan = try session.plan(object)
             report = DeleteReport(path: path, target: session.context.uri(for: object.objectID),
@@ -83,7 +95,8 @@ struct DeleteCommand: ParsableCommand {
         // Then, when allowed and asked for, the delete on a writable connection: the save plans again in its own
         // transaction, so a store changed meanwhile is judged as it is then.
         if !dryRun && !report.plan.isDenied {
-            let session = try DeleteSession(path: path, readOnly: false, sqlDebug: sqlDebug, sink: sink)
+            let session = try DeleteSession(path: path, readOnly: false, requireWritable: true)
+            logs.append(try log(session))
             let object = try session.resolve(target)
             switch try session.deleteAndSave(object, thenUndo: undo) {
             case .saved(let done, let undone):
@@ -93,6 +106,7 @@ struct DeleteCommand: ParsableCommand {
                 report.plan.denied = blockers
             }
         }
+        withExtendedLifetime(logs) {}
 
         print(json ? report.json() : report.text(), terminator: "")
         if report.isRefused {
@@ -107,17 +121,26 @@ struct DeleteTarget {
     let option: String
     let entity: String
     let id: String
+
+    /// Throws what `resolve` would for an ID that is neither a primary key nor an object URI: no store needed.
+    func checkSyntax() throws(CommandFailure) {
+        if id.hasPrefix("x-coredata:") {
+            _ = try ObjectURI(id, option: option)
+        } else if Int64(id).map({ $0 <= 0 }) ?? true {
+            throw CommandFailure("\(option) '\(id)': give a primary key (a number from 1) or an x-coredata:// URI")
+        }
+    }
 }
 
-/// One opening of the chat store: a coordinator with the chat model's classes, one context, and the SQL log when
-/// asked for.
+/// One opening of the chat store: a coordinator with the chat model's classes and one context.
 private struct DeleteSession {
     let path: String
     let coordinator: PersistentStoreCoordinator
     let context: ObjectContext
-    let log: SQLDebugLog?
 
-    init(path: String, readOnly: Bool, sqlDebug: SQLDebugOptions, sink: FileHandle?) throws(CommandFailure) {
+    /// - Parameter requireWritable: refuse a file this process could not write, before any connection is made
+    ///   (also for the read-only look that plans a delete to be saved).
+    init(path: String, readOnly: Bool, requireWritable: Bool) throws(CommandFailure) {
         let model: ObjectModel
         do {
             model = try ChatModel.make()
@@ -127,7 +150,10 @@ private struct DeleteSession {
         do {
             // Never create: a missing file is an error here, not a new empty store.
             coordinator = try PersistentStoreCoordinator(
-                path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false), classes: ChatModel.classes)
+                path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false, requireWritable: requireWritable),
+                classes: ChatModel.classes)
+        } catch .notWritable(let path, let reason) {
+            throw CommandFailure("\(path): cannot be written (\(reason)), so nothing can be deleted from it (--dry-run shows the plan)")
         } catch {
             throw CommandFailure(error)
         }
@@ -136,7 +162,6 @@ private struct DeleteSession {
         }
         self.path = path
         context = ObjectContext(coordinator: coordinator, name: "delete")
-        log = sink == nil ? nil : try sqlDebug.attach(to: coordinator, sink: sink)
     }
 
     /// The object the ID names, as its real entity (a chat's row says whether it is a direct or a group chat).

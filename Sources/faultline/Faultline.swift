@@ -18,7 +18,7 @@ struct Faultline: ParsableCommand {
             """,
         version: "faultline \(version)",
         subcommands: [ModelCommand.self, FixtureCommand.self, CheckCommand.self, DeleteCommand.self, BenchCommand.self, ScenarioCommand.self,
-                      TraceCommand.self, BrowseCommand.self]
+                      TraceCommand.self, BrowseCommand.self, SimulateCommand.self]
     )
 
     /// With no subcommand: the browser on the default chat store, with its default settings (`faultline browse`
@@ -30,6 +30,7 @@ struct Faultline: ParsableCommand {
     static func main() {
         do {
             var command = try parseAsRoot()
+            try BusyTimeout.applyEnvironment()
             try command.run()
         } catch let failure as CommandFailure {
             FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
@@ -58,10 +59,25 @@ struct CommandFailure: Error {
     var exitCode: Int32 = 1
 
     init(_ message: String, exitCode: Int32 = 1) {
-        self.message = message
+        self.message = Self.oneLine(message)
         self.exitCode = exitCode
     }
 
     init(_ error: ModelError) { self.init(error.description) }
     init(_ error: StoreError) { self.init(error.description) }
+
+    /// Line breaks (in a path, or in a message quoting a file) would split the one `error:` line: shown escaped.
+    static func oneLine(_ text: String) -> String {
+        guard text.contains(where: \.isNewline) else { return text }
+        var result = ""
+        for character in text {
+            switch character {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\r\n": result += "\\r\\n"
+            default: result.append(character.isNewline ? " " : character)
+            }
+        }
+        return result
+    }
 }

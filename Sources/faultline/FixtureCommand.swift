@@ -58,6 +58,7 @@ enum FixtureWriting {
         } catch {
             throw CommandFailure(error.description)
         }
+        guard !path.isEmpty else { throw CommandFailure("--out is empty: give the path of the store to write") }
         let target = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {

@@ -27,6 +27,10 @@ struct ModelCommand: ParsableCommand {
     }
 
     func run() throws {
+        // An empty path would read as the current folder.
+        guard !path.isEmpty else {
+            throw CommandFailure("the model path is empty: give a .xcdatamodeld or .xcdatamodel folder or a 'contents' file")
+        }
         let model: ObjectModel
         do {
             model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))

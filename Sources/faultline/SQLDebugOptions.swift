@@ -28,9 +28,45 @@ struct SQLDebugOptions: ParsableArguments {
         }
     }
 
-    /// Where the log goes: the `--sql-log` file (created or emptied now), else stderr.
-    func openSink() throws(CommandFailure) -> FileHandle {
+    /// Checks, without touching the disk, that the `--sql-log` file could be written when a level is in force: not
+    /// empty, not a folder, in a folder that exists and may be written, and none of `stores` (nor their -wal or
+    /// -shm), which emptying it for the log would destroy. Commands call it before opening a store, and open the
+    /// log only once the store has opened, so a bad store leaves no log file behind.
+    func checkLogFile(notOverwriting stores: [String] = []) throws(CommandFailure) {
+        guard try effectiveLevel() != nil, let logFile else { return }
+        guard !logFile.isEmpty else { throw CommandFailure("--sql-log is empty: give the file to write the SQL log to") }
+        var info = stat()
+        if stat(logFile, &info) == 0 {
+            if info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) {
+                throw CommandFailure("\(logFile): cannot write the SQL log here (it is a folder)")
+            }
+            for store in stores {
+                for path in [store, store + "-wal", store + "-shm"] {
+                    var storeInfo = stat()
+                    if stat(path, &storeInfo) == 0, storeInfo.st_dev == info.st_dev, storeInfo.st_ino == info.st_ino {
+                        throw CommandFailure("\(logFile): cannot write the SQL log here (it is the store \(path); the log would destroy it)")
+                    }
+                }
+            }
+            guard access(logFile, W_OK) == 0 else {
+                throw CommandFailure("\(logFile): cannot write the SQL log here (\(String(cString: strerror(errno))))")
+            }
+            return
+        }
+        let folder = URL(fileURLWithPath: logFile).deletingLastPathComponent().path
+        var folderInfo = stat()
+        guard stat(folder, &folderInfo) == 0, folderInfo.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else {
+            throw CommandFailure("\(logFile): cannot write the SQL log here (the folder \(folder) does not exist)")
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw CommandFailure("\(logFile): cannot write the SQL log here (the folder \(folder) is not writable: \(String(cString: strerror(errno))))")
+        }
+    }
+
+    /// Where the log goes: the `--sql-log` file (created or emptied now, after `checkLogFile`), else stderr.
+    func openSink(notOverwriting stores: [String] = []) throws(CommandFailure) -> FileHandle {
         guard let logFile else { return FileHandle.standardError }
+        try checkLogFile(notOverwriting: stores)
         guard FileManager.default.createFile(atPath: logFile, contents: nil), let handle = FileHandle(forWritingAtPath: logFile) else {
             throw CommandFailure("\(logFile): cannot write the SQL log here")
         }
@@ -41,7 +77,7 @@ struct SQLDebugOptions: ParsableArguments {
     /// one from `openSink()`). The returned log must be kept alive.
     func attach(to coordinator: PersistentStoreCoordinator, sink: FileHandle? = nil) throws(CommandFailure) -> SQLDebugLog? {
         guard let level = try effectiveLevel() else { return nil }
-        let sink = if let sink { sink } else { try openSink() }
+        let sink = if let sink { sink } else { try openSink(notOverwriting: [coordinator.store.path]) }
         let log = SQLDebugLog(level: level, uri: { [coordinator] in coordinator.uri(for: $0) }, write: { line in
             sink.write(Data((line + "\n").utf8))
         })

@@ -46,6 +46,9 @@ struct TraceCommand: ParsableCommand {
             throw CommandFailure("--script: \(error)")
         }
         let path = try browser.store ?? DefaultFixture.ensure()
+        // The log file is checked before the store is opened and made only after it opened, so a bad log file
+        // leaves the store alone and a bad store leaves no log file.
+        try sqlDebug.checkLogFile(notOverwriting: [path])
         let model: BrowserModel
         do {
             model = try BrowserModel(path: path, settings: browser.settings, width: numbers[0], height: numbers[1])

@@ -118,6 +118,23 @@ import Darwin
         }
     }
 
+    /// A writer killed while copying its log back into the file (a checkpoint) can leave the header counting a page
+    /// the file does not hold yet; the log beside it still does. That is not damage, until the log is gone too.
+    @Test func aWALStoreShortOfItsHeadersCountIsWholeWhileItsLogIsThere() throws {
+        try withScratchFolder { folder in
+            let path = folder + "/store.sqlite"
+            let made = try makeDatabase(at: path, wal: true)
+            let pageBytes = Int64(made.pageSize)
+            let short = (made.pageCount - 1) * pageBytes
+            #expect(truncate(path, off_t(short)) == 0)
+            try Data(repeating: 1, count: 32).write(to: URL(fileURLWithPath: path + "-wal"))
+            #expect(throws: Never.self) { try StoreFileCheck.inspect(path: path) }
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            #expect(inspectLeavingDiskAlone(path, watching: folder).failure
+                == .truncated(path: path, expectedBytes: made.pageCount * pageBytes, actualBytes: short))
+        }
+    }
+
     @Test func fileCutTo150BytesIsTruncated() throws {
         try withScratchFolder { folder in
             let path = folder + "/store.sqlite"

@@ -45,6 +45,7 @@ public enum BrowserView {
         let levers = " \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "derived" : "counted")"
         spans.append(Span(levers, Style(.status)))
         if settings.readOnly { spans.append(Span(" · read-only", Style(.status))) }
+        if state.live { spans.append(Span(" · live", Style(.accent, bold: true))) }
         if let pending = state.pending { spans.append(Span(" · unsaved: \(pending)", Style(.warning, bold: true))) }
         if let message = state.message {
             spans.append(Span(" · ", Style(.status)))

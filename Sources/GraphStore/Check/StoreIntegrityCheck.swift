@@ -29,7 +29,9 @@ public enum StoreIntegrityCheck {
         guard case .database = file.state else { throw .noSuchFile(path: path) }
         let outcome: Result<IntegrityReport, StoreError>
         do {
-            let queue = try DatabaseQueue(path: path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
+            // An idle WAL store is read as immutable, so checking leaves no -wal or -shm behind.
+            let queue = try DatabaseQueue(path: PersistentStore.inspectionLocation(path: path, file: file),
+                                          configuration: PersistentStore.configuration(readOnly: true, options: .init()))
             defer { try? queue.close() }
             outcome = try queue.read { db -> Result<IntegrityReport, StoreError> in
                 switch try StoreRecord.read(db, path: path) {

@@ -16,6 +16,11 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     case modelMismatch(path: String, differences: [String])
     /// A write was attempted on a store opened read-only.
     case readOnly(path: String)
+    /// The file (or its folder, where SQLite keeps `-wal` and `-shm` beside it) cannot be written by this process, and
+    /// the caller needs to write; `reason` says which and why.
+    case notWritable(path: String, reason: String)
+    /// Another connection held the database locked for the whole busy timeout.
+    case locked(path: String, seconds: Double)
     /// An error reported by SQLite, `message` as SQLite words it.
     case sqlite(path: String, message: String)
 
@@ -23,7 +28,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         let text: String
         switch self {
         case .noSuchFile(let path):
-            text = "\(path): no such file"
+            // SQLite would take "" for a private temporary database; there is no file to name.
+            text = path.isEmpty ? "the store path is empty: give a store file" : "\(path): no such file"
         case .isDirectory(let path):
             text = "\(path): is a directory, not a store file"
         case .emptyFile(let path):
@@ -42,10 +48,21 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
             text = "\(path): was made for a different model (\(differences.joined(separator: "; ")))"
         case .readOnly(let path):
             text = "\(path): is open read-only; changes cannot be saved"
+        case .notWritable(let path, let reason):
+            text = "\(path): cannot be written (\(reason))"
+        case .locked(let path, let seconds):
+            text = "\(path): \(Self.lockedMessage(seconds: seconds))"
         case .sqlite(let path, let message):
             text = "\(path): \(message)"
         }
         return Self.oneLine(text)
+    }
+
+    /// What a busy timeout that ran out means, after the path: `the database is locked by another connection (still
+    /// busy after 5 s)`.
+    static func lockedMessage(seconds: Double) -> String {
+        let amount = seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String((seconds * 100).rounded() / 100)
+        return "the database is locked by another connection (still busy after \(amount) s)"
     }
 
     /// Line breaks inside a path or a message would split the report; show them escaped instead.

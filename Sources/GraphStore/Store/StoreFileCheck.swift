@@ -23,7 +23,10 @@ public struct StoreFileCheck: Sendable, Equatable {
     public let path: String
     public let state: State
     /// True when this process may not write the file, or may not create files (-wal/-shm/journal) in its folder.
-    public let isReadOnly: Bool
+    public var isReadOnly: Bool { writeProblem != nil }
+    /// Why this process could not write the store, as one phrase (`the file is not writable: Permission denied`,
+    /// `its folder /data is not writable: Read-only file system`); nil when it could.
+    public let writeProblem: String?
 
     public static func inspect(path: String) throws(StoreError) -> StoreFileCheck {
         // SQLite treats "" as "a private temporary database": nothing would ever reach the disk.
@@ -40,18 +43,24 @@ public struct StoreFileCheck: Sendable, Equatable {
             guard stat(folder, &folderInfo) == 0, kind(of: folderInfo) == mode_t(S_IFDIR) else {
                 throw .directoryMissing(path: path)
             }
-            return StoreFileCheck(path: path, state: .absent, isReadOnly: access(folder, W_OK) != 0)
+            return StoreFileCheck(path: path, state: .absent, writeProblem: folderProblem(folder))
         }
         // Look at the type before opening: opening a FIFO for reading could block.
         try checkKind(of: info, path: path)
 
         let header = try readHeader(path: path)
-        let state = try State.database(header: header.bytes, fileSize: header.size, path: path)
+        let state = try State.database(header: header.bytes, fileSize: header.size, path: path, hasWAL: Self.hasWriteAheadLog(path))
 
         // SQLite creates -wal, -shm and -journal beside the real file when the path is a symbolic link.
         let folder = folder(containing: resolvedPath(path) ?? path)
-        let isReadOnly = access(path, W_OK) != 0 || access(folder, W_OK) != 0
-        return StoreFileCheck(path: path, state: state, isReadOnly: isReadOnly)
+        let fileProblem = access(path, W_OK) == 0 ? nil : "the file is not writable: \(systemMessage(errno))"
+        return StoreFileCheck(path: path, state: state, writeProblem: fileProblem ?? folderProblem(folder))
+    }
+
+    /// Why files cannot be created in `folder` (SQLite's -wal, -shm and -journal go there), or nil.
+    private static func folderProblem(_ folder: String) -> String? {
+        guard access(folder, W_OK) != 0 else { return nil }
+        return "its folder \(folder) is not writable: \(systemMessage(errno))"
     }
 
     /// The folder a path lives in, as written: `"."` for a bare name, `"/"` for a top-level entry.
@@ -118,6 +127,12 @@ public struct StoreFileCheck: Sendable, Equatable {
         return String(cString: resolved)
     }
 
+    /// Whether `path-wal` exists and holds anything.
+    private static func hasWriteAheadLog(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 && info.st_size > 0
+    }
+
     private static func systemMessage(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
@@ -125,7 +140,11 @@ public struct StoreFileCheck: Sendable, Equatable {
 
 extension StoreFileCheck.State {
     /// Reads the database header (https://www.sqlite.org/fileformat.html#the_database_header).
-    fileprivate static func database(header: [UInt8], fileSize: Int64, path: String) throws(StoreError) -> Self {
+    /// - Parameter hasWAL: whether a non-empty `-wal` file lies beside the database. A writer killed while copying
+    ///   the log back into the file can leave the header counting pages the file does not hold yet; the log still
+    ///   holds them, and SQLite's next checkpoint finishes the copy, so the header's count is not held against
+    ///   the file then.
+    fileprivate static func database(header: [UInt8], fileSize: Int64, path: String, hasWAL: Bool) throws(StoreError) -> Self {
         guard header.count == 100, header.starts(with: StoreFileCheck.magic) else { throw .notSQLite(path: path) }
 
         func uint16(at offset: Int) -> UInt16 {
@@ -143,8 +162,9 @@ extension StoreFileCheck.State {
         // SQLite trusts the header's page count only when it was written by a version that keeps it
         // up to date: "version-valid-for" (offset 92) equals the change counter (offset 24).
         let headerPageCount = uint32(at: 28)
+        let isWAL = header[18] == 2 && header[19] == 2
         let headerCountIsValid = headerPageCount != 0 && uint32(at: 92) == uint32(at: 24)
-        if headerCountIsValid {
+        if headerCountIsValid, !(isWAL && hasWAL) {
             let expected = Int64(headerPageCount) * pageBytes
             if fileSize < expected {
                 throw .truncated(path: path, expectedBytes: expected, actualBytes: fileSize)
@@ -156,7 +176,6 @@ extension StoreFileCheck.State {
         }
 
         let pageCount = headerCountIsValid ? Int64(headerPageCount) : fileSize / pageBytes
-        let isWAL = header[18] == 2 && header[19] == 2
         return .database(pageSize: pageSize, pageCount: pageCount, isWAL: isWAL)
     }
 }
