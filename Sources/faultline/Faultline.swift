@@ -67,17 +67,5 @@ struct CommandFailure: Error {
     init(_ error: StoreError) { self.init(error.description) }
 
     /// Line breaks (in a path, or in a message quoting a file) would split the one `error:` line: shown escaped.
-    static func oneLine(_ text: String) -> String {
-        guard text.contains(where: \.isNewline) else { return text }
-        var result = ""
-        for character in text {
-            switch character {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\r\n": result += "\\r\\n"
-            default: result.append(character.isNewline ? " " : character)
-            }
-        }
-        return result
-    }
+    static func oneLine(_ text: String) -> String { text.escapingLineBreaks }
 }

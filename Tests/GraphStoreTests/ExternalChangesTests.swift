@@ -77,15 +77,7 @@ import Testing
     /// Another process adds messages to a chat whose row this process holds: the chat's count follows.
     @Test func derivedCountsFollowAnotherProcesssMessages() throws {
         let fixture = try GraphFixture(try ChatModel.make())
-        let seed = fixture.context("seed")
-        let user = seed.insert("User")
-        user.setValue("Ana", forKey: "name")
-        user.setValue("ana", forKey: "handle")
-        user.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
-        let chat = seed.insert("GroupChat")
-        chat.setValue("Trip", forKey: "title")
-        chat.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
-        try seed.save()
+        let (user, chat) = try MergeTests.seedChat(fixture, entity: "GroupChat")
 
         let main = fixture.context("main")
         let chatMain = try main.existingObject(with: chat.objectID)

@@ -153,18 +153,24 @@ import Testing
         #expect(bobThere.value(forKey: "name") as? String == "Bob")
     }
 
-    /// A derived count the store's triggers keep comes along: the chat becomes a fault and reads its new count.
-    @Test func derivedCountsFollowAMerge() async throws {
-        let fixture = try GraphFixture(try ChatModel.make())
+    /// A chat store with user Ana and one chat of `entity`, saved.
+    static func seedChat(_ fixture: GraphFixture, entity: String) throws -> (user: ManagedObject, chat: ManagedObject) {
         let seed = fixture.context("seed")
         let user = seed.insert("User")
         user.setValue("Ana", forKey: "name")
         user.setValue("ana", forKey: "handle")
         user.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
-        let chat = seed.insert("DirectChat")
-        chat.setValue("Ana", forKey: "title")
+        let chat = seed.insert(entity)
+        chat.setValue("Trip", forKey: "title")
         chat.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
         try seed.save()
+        return (user, chat)
+    }
+
+    /// A derived count the store's triggers keep comes along: the chat becomes a fault and reads its new count.
+    @Test func derivedCountsFollowAMerge() async throws {
+        let fixture = try GraphFixture(try ChatModel.make())
+        let (user, chat) = try Self.seedChat(fixture, entity: "DirectChat")
 
         let main = fixture.context("main")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: main.id)

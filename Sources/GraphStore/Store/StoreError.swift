@@ -66,10 +66,16 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     }
 
     /// Line breaks inside a path or a message would split the report; show them escaped instead.
-    private static func oneLine(_ text: String) -> String {
-        guard text.contains(where: \.isNewline) else { return text }
+    private static func oneLine(_ text: String) -> String { text.escapingLineBreaks }
+}
+
+extension String {
+    /// The text on one line: line breaks shown escaped (`\n`, `\r`), other line separators as spaces. For
+    /// one-line error reports that quote paths or file contents.
+    public var escapingLineBreaks: String {
+        guard contains(where: \.isNewline) else { return self }
         var result = ""
-        for character in text {
+        for character in self {
             switch character {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
