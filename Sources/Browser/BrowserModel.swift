@@ -52,6 +52,7 @@ public final class BrowserModel {
         context.tracksPrefetchUse = true
         inbox = SaveInbox(coordinator: coordinator, excluding: context.id, includesOtherConnections: false)
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
+        state.storeIsReadOnly = coordinator.store.isReadOnly
         activity = ActivityLog(coordinator: coordinator, clock: activityClock)
     }
 
@@ -220,7 +221,7 @@ public final class BrowserModel {
     /// Starts the simulated incoming-messages writer (`--live`): a background context delivering `rate` messages a
     /// second across the chats.
     public func startLiveWriter(rate: Double = 3, seed: UInt64 = 1) {
-        guard liveWriter == nil, !state.settings.readOnly else { return }
+        guard liveWriter == nil, !coordinator.store.isReadOnly else { return }
         liveWriter = LiveWriter(coordinator: coordinator, rate: rate, seed: seed)
         state.live = true
     }

@@ -32,6 +32,9 @@ public struct BrowserState: Equatable, Sendable {
     public var quitRequested = false
     /// Whether the simulated incoming-messages writer runs (`--live`).
     public var live = false
+    /// Whether the store could only be opened read-only (the file or its folder cannot be written), `--read-only`
+    /// or not.
+    public var storeIsReadOnly = false
 
     public init(width: Int, height: Int, storeName: String, settings: BrowserSettings) {
         self.width = width

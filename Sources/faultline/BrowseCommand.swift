@@ -54,6 +54,9 @@ struct BrowseCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error)
         }
+        if liveRate != nil, model.coordinator.store.isReadOnly {
+            throw CommandFailure("\(path): --live writes to the store, which cannot be written (\(model.coordinator.store.readOnlyReason ?? "read-only"))")
+        }
         let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
         let log = try sqlDebug.attach(to: model.coordinator, sink: sink)
         let screen: TerminalScreen

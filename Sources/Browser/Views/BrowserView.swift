@@ -44,7 +44,7 @@ public enum BrowserView {
         var spans = [Span(" \(name) ", Style(.status, bold: true))]
         let levers = " \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "derived" : "counted")"
         spans.append(Span(levers, Style(.status)))
-        if settings.readOnly { spans.append(Span(" · read-only", Style(.status))) }
+        if settings.readOnly || state.storeIsReadOnly { spans.append(Span(" · read-only", Style(.status))) }
         if state.live { spans.append(Span(" · live", Style(.accent, bold: true))) }
         if let pending = state.pending { spans.append(Span(" · unsaved: \(pending)", Style(.warning, bold: true))) }
         if let message = state.message {
