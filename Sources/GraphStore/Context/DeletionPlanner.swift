@@ -13,7 +13,8 @@ struct DeletionPlanner {
         let key: String?
         /// Counts the references surviving objects lose.
         let countSQL: String
-        /// Makes the change. An UPDATE returns the IDs of the rows it changed (`RETURNING Z_PK, Z_ENT`).
+        /// Makes the change. An UPDATE returns the IDs of the rows it changed (`RETURNING Z_PK, Z_ENT`), and takes
+        /// one more argument before `arguments`: the keys of the rows of its table that earlier steps changed.
         let applySQL: String
         let arguments: [AttributeValue]
         /// The table root whose rows an UPDATE changes (their cached rows go stale); nil for a join table.
@@ -248,10 +249,14 @@ struct DeletionPlanner {
         if let entityColumn = toOne.entityColumn { assignments.append("\(entityColumn) = NULL") }
         if let orderColumn = toOne.orderColumn { assignments.append("\(orderColumn) = NULL") }
         let condition = "\(toOne.column) \(Self.inKeys) AND Z_PK NOT \(Self.inKeys)"
+        // The version moves on once per delete, also for a row two steps clear (an item losing both its owner and
+        // its pinned note): the first parameter lists the rows of the table earlier steps changed (see `carryOut`),
+        // and the save, which then writes the row's own changes, expects it exactly one version further on.
         return Step(
             key: key,
             countSQL: "SELECT COUNT(*) FROM \(mapping.table) WHERE \(condition)",
-            applySQL: "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + 1, \(assignments.joined(separator: ", ")) WHERE \(condition) RETURNING Z_PK, Z_ENT",
+            applySQL: "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + (Z_PK NOT \(Self.inKeys)), \(assignments.joined(separator: ", "))"
+                + " WHERE \(condition) RETURNING Z_PK, Z_ENT",
             arguments: [sources, doomedHere], updatedRoot: mapping.rootNumber)
     }
 
@@ -284,12 +289,18 @@ struct DeletionPlanner {
         freezeKeys()
         var outcome = Outcome(plan: DeletionPlan(deleted: deletedCounts(), denied: try blockers()))
         guard !outcome.plan.isDenied else { return outcome }
+        // Rows each table's UPDATEs changed so far, whose versions have moved on already.
+        var cleared: [Int: Set<Int64>] = [:]
         for step in nullifySteps() {
             var count = 0
-            if step.updatedRoot != nil {
-                try query(step.applySQL, step.arguments) { handle in
+            if let root = step.updatedRoot {
+                let changedBefore = Self.json((cleared[root] ?? []).sorted())
+                try query(step.applySQL, [changedBefore] + step.arguments) { handle in
                     count += 1
-                    outcome.clearedRows.append(ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 1)), primaryKey: SQLiteValues.int64(handle, 0)))
+                    let key = SQLiteValues.int64(handle, 0)
+                    if cleared[root, default: []].insert(key).inserted {
+                        outcome.clearedRows.append(ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 1)), primaryKey: key))
+                    }
                 }
             } else {
                 if step.key != nil { try query(step.countSQL, step.arguments) { count = Int(SQLiteValues.int64($0, 0)) } }

@@ -76,7 +76,7 @@ extension ObjectContext {
             object.toOneChanges[index] = .some(destination?.objectID)
         }
         guard maintainInverse, let inverseName = toOne.inverse else { return }
-        if let old, let oldObject = registeredObject(for: old) ?? Optional(self.object(with: old)) {
+        if let old, let oldObject = counterpart(old) {
             updateInverse(of: oldObject, named: inverseName, toward: object, adding: false)
         }
         if let destination {
@@ -95,12 +95,15 @@ extension ObjectContext {
             return
         }
         // Changed in place: copying the state out and back would copy its member lists on every add.
-        owner.toManyStates[index, default: ToManyState()].apply(member.objectID, adding: adding, ordered: toMany.description.isOrdered)
+        owner.toManyStates[index, default: ToManyState()].record(member.objectID, adding: adding, ordered: toMany.description.isOrdered)
         willChange(owner)
         if case .joinTable(let table, _, _, _, let isSymmetric) = toMany.storage {
-            recordLink(table: table, storage: toMany.storage, owner: owner.objectID, member: member.objectID, adding: adding)
+            // A link removed from members never read may have been in the store: adding or removing it again
+            // is written as asked, not cancelled against the removal.
+            let cancels = owner.toManyStates[index]?.removed.contains(member.objectID) != true
+            recordLink(table: table, storage: toMany.storage, owner: owner.objectID, member: member.objectID, adding: adding, cancels: cancels)
             if isSymmetric {
-                recordLink(table: table, storage: toMany.storage, owner: member.objectID, member: owner.objectID, adding: adding)
+                recordLink(table: table, storage: toMany.storage, owner: member.objectID, member: owner.objectID, adding: adding, cancels: cancels)
             }
         }
         guard maintainInverse, let inverseName = toMany.inverse else { return }
@@ -125,7 +128,11 @@ extension ObjectContext {
         let current = members(of: owner, toMany: index)
         let wanted = Set(objects.map(\.objectID))
         for id in current where !wanted.contains(id) {
-            link(owner, toMany: index, object(with: id), adding: false, maintainInverse: true)
+            if let member = counterpart(id) {
+                link(owner, toMany: index, member, adding: false, maintainInverse: true)
+            } else {
+                owner.toManyStates[index]?.members?.removeAll { $0 == id }
+            }
         }
         for object in objects where !current.contains(object.objectID) {
             link(owner, toMany: index, object, adding: true, maintainInverse: true)
@@ -139,6 +146,14 @@ extension ObjectContext {
         }
     }
 
+    /// The object on the other side of a relationship whose inverse needs updating; nil for an object inserted and
+    /// deleted since the last save, which no save will write. Asking `object(with:)` for one would make a second
+    /// object for its temporary ID, registered under an entry nothing removes once it goes (the registry forgets
+    /// only permanent IDs), so that later walks of the registry read freed memory.
+    private func counterpart(_ id: ObjectID) -> ManagedObject? {
+        id.isTemporary ? registeredObject(for: id) : object(with: id)
+    }
+
     /// Updates the relationship `name` of `target` after `source` moved toward or away from it.
     private func updateInverse(of target: ManagedObject, named name: String, toward source: ManagedObject, adding: Bool) {
         guard let slot = target.mapping.slot(forKey: name) else { return }
@@ -149,9 +164,9 @@ extension ObjectContext {
             // One-to-one: the target's old partner loses its link to the target.
             if adding {
                 if let previous = target.destinationID(ofToOne: index), previous != source.objectID,
-                   let inverse = target.mapping.toOnes[index].inverse,
-                   case .toOne(let backIndex)? = object(with: previous).mapping.slot(forKey: inverse) {
-                    setToOne(object(with: previous), index: backIndex, to: nil, maintainInverse: false)
+                   let inverse = target.mapping.toOnes[index].inverse, let partner = counterpart(previous),
+                   case .toOne(let backIndex)? = partner.mapping.slot(forKey: inverse) {
+                    setToOne(partner, index: backIndex, to: nil, maintainInverse: false)
                 }
                 setToOne(target, index: index, to: source, maintainInverse: false)
             } else if target.destinationID(ofToOne: index) == source.objectID {
@@ -166,22 +181,46 @@ extension ObjectContext {
     /// is recorded and merged when (if ever) it fires.
     private func updateToManyInMemory(_ target: ManagedObject, index: Int, toward other: ManagedObject, adding: Bool) {
         let ordered = target.mapping.toManys[index].description.isOrdered
-        target.toManyStates[index, default: ToManyState()].apply(other.objectID, adding: adding, ordered: ordered)
+        target.toManyStates[index, default: ToManyState()].record(other.objectID, adding: adding, ordered: ordered)
         // The target now holds a change: track it so it is kept until saved, cleared by the save and undone by a
         // rollback. Only join-table links and positions are written from this side; a foreign key is written by its
         // row's owner, so a save runs no statement for the target itself.
         willChange(target)
     }
 
-    private func recordLink(table: String, storage: RelationshipStorage, owner: ObjectID, member: ObjectID, adding: Bool) {
+    /// Records a join-table link to insert (`adding`) or delete; with `cancels`, an insert and a delete of the same
+    /// link cancel out (`INSERT OR IGNORE` and a `DELETE` that finds nothing make the other cases safe to write).
+    private func recordLink(table: String, storage: RelationshipStorage, owner: ObjectID, member: ObjectID, adding: Bool, cancels: Bool) {
         guard case .joinTable(_, let sourceColumn, _, _, _) = storage else { return }
         let firstIsSource = coordinator.store.schema.joinTables.first { $0.name == table }?.primaryKey.first == sourceColumn
         let key = LinkKey(table: table, first: firstIsSource ? owner : member, second: firstIsSource ? member : owner)
-        if let pending = linkChanges[key], pending != adding {
+        if let pending = linkChanges[key], pending != adding, cancels {
             linkChanges[key] = nil
         } else {
             linkChanges[key] = adding
         }
+    }
+}
+
+extension ToManyState {
+    /// Adds or removes `id` as `apply` does, except for a member removed since the last save and added again,
+    /// of an ordered to-many or of one whose relationship fault has not fired. `apply` would only cancel the
+    /// removal: an ordered member then stays at its stored position, where an added member goes to the end, and a
+    /// member of unknown members is taken to be stored, which it was not if the removal removed nothing (then it
+    /// is missing from the members when they are read, from the store's links, and from the objects a delete's
+    /// Nullify rule lets go of). It stays among `removed` (so a stored position or link is dropped) and joins
+    /// `added` (so it is appended, and linked).
+    mutating func record(_ id: ObjectID, adding: Bool, ordered: Bool) {
+        guard adding, ordered || members == nil, !removed.isEmpty, removed.contains(id) else {
+            apply(id, adding: adding, ordered: ordered)
+            return
+        }
+        added.append(id)
+        if members != nil {
+            members!.removeAll { $0 == id }
+            members!.append(id)
+        }
+        if ordered { reordered = true }
     }
 }
 

@@ -396,14 +396,21 @@ extension Predicate: CustomStringConvertible {
 extension Predicate.Expression: CustomStringConvertible {
     public var description: String {
         switch self {
-        case .keyPath(let path): path
+        case .keyPath(let path): Self.written(path)
         case .evaluatedObject: "SELF"
         case .constant(let argument): argument.description
         case .variable(let name): "$" + name
         case .list(let items): "{" + items.map(\.description).joined(separator: ", ") + "}"
-        case .keyPathCount(let path): path + ".@count"
-        case .subqueryCount(let collection, let variable, let predicate): "SUBQUERY(\(collection), $\(variable), \(predicate)).@count"
+        case .keyPathCount(let path): Self.written(path) + ".@count"
+        case .subqueryCount(let collection, let variable, let predicate): "SUBQUERY(\(Self.written(collection)), $\(variable), \(predicate)).@count"
         }
+    }
+
+    /// A key path as a format writes it: a first key spelled like a keyword (`#size` is fine, `#AND` needs it)
+    /// keeps its `#`, so the description reads back as the same predicate. Keys after a dot are never keywords.
+    private static func written(_ path: String) -> String {
+        let first = path.prefix { $0 != "." }
+        return PredicateParser.reserved.contains(first.uppercased()) ? "#" + path : path
     }
 }
 
@@ -418,6 +425,8 @@ extension PredicateArgument: CustomStringConvertible {
             case .string(let text): "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
             case .boolean(let flag): flag ? "YES" : "NO"
             case .integer(let number): String(number)
+            // A literal too large for a Double (`1e999`) parses as infinity, which prints back as such a literal.
+            case .double(let number) where number.isInfinite: number < 0 ? "-1e999" : "1e999"
             case .double(let number): String(number)
             case .decimal(let number): number.description
             case .date(let date): "CAST(\(date.timeIntervalSinceReferenceDate), \"NSDate\")"

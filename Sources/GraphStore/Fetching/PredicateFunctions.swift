@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The SQL function behind string predicates: `GRAPHSTORE_STRING_SEARCH(text, pattern, operator, options)`.
 ///
@@ -17,25 +18,32 @@ public enum PredicateFunctions {
     public static let stringSearchName = "GRAPHSTORE_STRING_SEARCH"
 
     /// Registers the function on a connection; every connection that runs compiled predicates needs it.
+    ///
+    /// Registered through SQLite's C API rather than GRDB's `DatabaseFunction`, so that it reads its arguments by
+    /// their byte counts: GRDB reads text as a C string, which cuts a string holding U+0000 short, and then
+    /// `CONTAINS "TEA\0M"` matched every title holding "tea" in SQL but none in memory.
     public static func install(on db: GRDB.Database) {
-        db.add(function: stringSearch)
+        guard let connection = db.sqliteConnection else { return }
+        sqlite3_create_function_v2(connection, stringSearchName, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, count, values in
+            guard count == 4, let values, let text = PredicateFunctions.string(values[0]), let pattern = PredicateFunctions.string(values[1]),
+                  let name = PredicateFunctions.string(values[2]), let op = Predicate.Operator(rawValue: name) else {
+                sqlite3_result_int(context, 0)
+                return
+            }
+            let options = Predicate.Options(rawValue: Int(sqlite3_value_int64(values[3])))
+            sqlite3_result_int(context, PredicateFunctions.matches(text, pattern, op, options: options) ? 1 : 0)
+        }, nil, nil, nil)
     }
 
-    private static let stringSearch = DatabaseFunction(stringSearchName, argumentCount: 4, pure: true) { values in
-        guard let text = string(values[0]), let pattern = string(values[1]),
-              let name = String.fromDatabaseValue(values[2]),
-              let op = Predicate.Operator(rawValue: name) else { return 0 }
-        let options = Predicate.Options(rawValue: Int.fromDatabaseValue(values[3]) ?? 0)
-        return matches(text, pattern, op, options: options) ? 1 : 0
-    }
-
-    /// Text of a string or number value; nil for NULL and blobs.
-    private static func string(_ value: DatabaseValue) -> String? {
-        switch value.storage {
-        case .string(let text): text
-        case .int64(let number): String(number)
-        case .double(let number): String(number)
-        case .null, .blob: nil
+    /// Text of a string or number value, whole; nil for NULL and blobs.
+    private static func string(_ value: OpaquePointer?) -> String? {
+        switch sqlite3_value_type(value) {
+        case SQLITE_TEXT:
+            guard let pointer = sqlite3_value_text(value) else { return "" }
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+        case SQLITE_INTEGER: return String(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return String(sqlite3_value_double(value))
+        default: return nil
         }
     }
 

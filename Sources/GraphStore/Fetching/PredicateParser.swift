@@ -244,13 +244,25 @@ struct PredicateLexer {
 ///              | SUBQUERY(keyPath, $variable, predicate).@count
 /// ```
 struct PredicateParser {
+    /// How deeply parentheses, `NOT`, lists, `SELF.` and `SUBQUERY` may nest: each counts one level, `SUBQUERY`
+    /// `subqueryLevels` (it recurses through the whole grammar, about five times the stack of a parenthesis). Input
+    /// nested thousands of levels deep (`((((…`) would overflow a thread's stack here and in the compiler and
+    /// evaluator that walk the result, so it is refused with a syntax error. The limit keeps a debug build within
+    /// the 512 KiB a secondary thread gets on macOS (a test parses, compiles and evaluates at the limit on such a
+    /// stack); no one writes 32 levels by hand.
+    static let maximumNesting = 32
+    static let subqueryLevels = 4
+
     private let format: String
     private let tokens: [PredicateToken]
     private let arguments: [PredicateArgument]
     private var index = 0
     private var argumentIndex = 0
+    /// How many nesting constructs enclose the current token.
+    private var depth = 0
 
-    private static let reserved: Set<String> = [
+    /// Words that are keywords wherever a value may stand; a key spelled like one is written `#KEY`.
+    static let reserved: Set<String> = [
         "AND", "OR", "NOT", "IN", "ANY", "SOME", "ALL", "NONE", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH",
         "BETWEEN", "NIL", "NULL", "SELF", "TRUE", "FALSE", "YES", "NO", "SUBQUERY", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
@@ -272,6 +284,15 @@ struct PredicateParser {
 
     private func error(_ message: String, at position: Int, _ kind: PredicateError.Kind = .syntax) -> PredicateError {
         PredicateError(kind, message, format: format, position: position)
+    }
+
+    /// Enters `levels` more levels of nesting at `token`; the caller leaves them with `depth -= levels`.
+    private mutating func descend(at token: PredicateToken, levels: Int = 1) throws(PredicateError) {
+        depth += levels
+        guard depth <= Self.maximumNesting else {
+            throw error("\(token.shown) nests more than \(Self.maximumNesting) levels deep (parentheses, NOT, lists and SELF. count one "
+                        + "level each, SUBQUERY \(Self.subqueryLevels))", at: token.position)
+        }
     }
 
     mutating func parse() throws(PredicateError) -> Predicate {
@@ -308,11 +329,14 @@ struct PredicateParser {
 
     private mutating func negation() throws(PredicateError) -> Predicate {
         if current.keyword == "NOT" || current.isSymbol("!") {
-            _ = advance()
+            try descend(at: advance())
+            defer { depth -= 1 }
             return .not(try negation())
         }
         if current.isSymbol("(") {
             let open = advance()
+            try descend(at: open)
+            defer { depth -= 1 }
             let inner = try disjunction()
             guard current.isSymbol(")") else {
                 throw error("expected ')' to close '(' at position \(open.position), found \(current.shown)", at: current.position)
@@ -354,7 +378,6 @@ struct PredicateParser {
 
         let leftStart = current.position
         let left = try expression(context: context)
-        let leftText = text(from: leftStart)
 
         let operatorToken = current
         let op: Predicate.Operator
@@ -363,55 +386,67 @@ struct PredicateParser {
         } else if case .symbol(let symbol) = operatorToken.kind, let symbolic = Self.symbolOperators[symbol] {
             op = symbolic
         } else {
-            throw error("expected an operator after '\(leftText)', found \(operatorToken.shown)", at: operatorToken.position)
+            // The left side's text is cut from the format only here: doing it for every comparison made parsing
+            // quadratic in the length of the format.
+            throw error("expected an operator after '\(text(from: leftStart))', found \(operatorToken.shown)", at: operatorToken.position)
         }
         _ = advance()
-        var operatorText = operatorToken.text
-        var options: Predicate.Options = []
-        if current.isSymbol("[") {
-            let open = advance()
-            guard case .identifier(let letters, false) = current.kind else {
-                throw error("expected options such as [c], [d] or [cd] after '\(operatorText)', found \(current.shown)", at: current.position)
-            }
-            for (offset, letter) in letters.enumerated() {
-                switch letter {
-                case "c", "C": options.insert(.caseInsensitive)
-                case "d", "D": options.insert(.diacriticInsensitive)
-                default:
-                    throw error("unknown option '\(letter)' (use c, d or cd)", at: current.position + offset)
-                }
-            }
-            _ = advance()
-            guard current.isSymbol("]") else {
-                throw error("expected ']' to close '[' at position \(open.position), found \(current.shown)", at: current.position)
-            }
-            _ = advance()
-            operatorText += options.formatSuffix
-            switch op {
-            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .between:
-                throw error("options such as [c] and [d] apply to ==, !=, IN and string operators, not '\(operatorToken.text)'",
-                            at: open.position)
-            default:
-                break
-            }
-        }
+        let options = try self.options(after: operatorToken, op)
+        let operatorText = operatorToken.text + options.formatSuffix
 
         let rightToken = current
         let right = try expression(context: "after '\(operatorText)'")
-        if op == .between {
-            var count: Int?
-            switch right {
-            case .list(let items): count = items.count
-            case .constant(.list(let items)): count = items.count
-            case .constant: count = 1
-            default: break
-            }
-            if let count, count != 2 {
-                throw error("BETWEEN needs a list of two values, {low, high}; found \(count == 1 ? "one value" : "\(count) values")",
-                            at: rightToken.position)
+        if op == .between { try checkBetween(right, at: rightToken) }
+        return .comparison(Predicate.Comparison(left, op, right, options: options, modifier: modifier))
+    }
+
+    // The pieces below are functions of their own, not inline in `comparison()` and `expression()`, to keep the
+    // frames of those two small: they recurse once per level of nesting, and a debug build gives each frame room
+    // for every local of every branch.
+
+    /// The `[c]`, `[d]` or `[cd]` after an operator, if any.
+    private mutating func options(after operatorToken: PredicateToken, _ op: Predicate.Operator) throws(PredicateError) -> Predicate.Options {
+        guard current.isSymbol("[") else { return [] }
+        let open = advance()
+        guard case .identifier(let letters, false) = current.kind else {
+            throw error("expected options such as [c], [d] or [cd] after '\(operatorToken.text)', found \(current.shown)", at: current.position)
+        }
+        var options: Predicate.Options = []
+        for (offset, letter) in letters.enumerated() {
+            switch letter {
+            case "c", "C": options.insert(.caseInsensitive)
+            case "d", "D": options.insert(.diacriticInsensitive)
+            default:
+                throw error("unknown option '\(letter)' (use c, d or cd)", at: current.position + offset)
             }
         }
-        return .comparison(Predicate.Comparison(left, op, right, options: options, modifier: modifier))
+        _ = advance()
+        guard current.isSymbol("]") else {
+            throw error("expected ']' to close '[' at position \(open.position), found \(current.shown)", at: current.position)
+        }
+        _ = advance()
+        switch op {
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .between:
+            throw error("options such as [c] and [d] apply to ==, !=, IN and string operators, not '\(operatorToken.text)'",
+                        at: open.position)
+        default:
+            return options
+        }
+    }
+
+    /// BETWEEN takes two values: a list of two, or an argument that is one.
+    private func checkBetween(_ right: Predicate.Expression, at token: PredicateToken) throws(PredicateError) {
+        var count: Int?
+        switch right {
+        case .list(let items): count = items.count
+        case .constant(.list(let items)): count = items.count
+        case .constant: count = 1
+        default: break
+        }
+        if let count, count != 2 {
+            throw error("BETWEEN needs a list of two values, {low, high}; found \(count == 1 ? "one value" : "\(count) values")",
+                        at: token.position)
+        }
     }
 
     /// The format's text from `start` up to the current token, trimmed, for messages.
@@ -441,37 +476,9 @@ struct PredicateParser {
             return try keyPathRest("$" + name)
         case .specifier(let specifier):
             _ = advance()
-            let argument = try nextArgument(for: specifier, at: token.position)
-            if specifier == "K" {
-                guard case .value(.string(let path)) = argument else {
-                    throw error("%K needs a key path string argument, found \(argument)", at: token.position, .argument)
-                }
-                guard Self.isValidKeyPath(path) else {
-                    throw error("'\(path)' given for %K is not a key path", at: token.position, .argument)
-                }
-                if path.hasSuffix(".@count") { return .keyPathCount(String(path.dropLast(7))) }
-                return try keyPathRest(path)
-            }
-            return .constant(argument)
+            return try specified(specifier, at: token)
         case .symbol("{"):
-            _ = advance()
-            var items: [Predicate.Expression] = []
-            if current.isSymbol("}") {
-                _ = advance()
-                return .list(items)
-            }
-            while true {
-                items.append(try expression(context: items.isEmpty ? "after '{'" : "after ','"))
-                if current.isSymbol(",") {
-                    _ = advance()
-                    continue
-                }
-                guard current.isSymbol("}") else {
-                    throw error("expected ',' or '}' to close '{' at position \(token.position), found \(current.shown)", at: current.position)
-                }
-                _ = advance()
-                return .list(items)
-            }
+            return try list()
         case .identifier(let name, let escaped):
             if !escaped {
                 switch name.uppercased() {
@@ -487,7 +494,8 @@ struct PredicateParser {
                 case "SELF":
                     _ = advance()
                     guard current.isSymbol(".") else { return .evaluatedObject }
-                    _ = advance()
+                    try descend(at: advance())
+                    defer { depth -= 1 }
                     return try expression(context: "after 'SELF.'")
                 case "SUBQUERY":
                     return try subquery()
@@ -501,6 +509,44 @@ struct PredicateParser {
             return try keyPathRest(name)
         default:
             throw error("expected a value \(context), found \(token.shown)", at: token.position)
+        }
+    }
+
+    /// The value of a format specifier: its argument, or for `%K` the key path it names.
+    private mutating func specified(_ specifier: String, at token: PredicateToken) throws(PredicateError) -> Predicate.Expression {
+        let argument = try nextArgument(for: specifier, at: token.position)
+        guard specifier == "K" else { return .constant(argument) }
+        guard case .value(.string(let path)) = argument else {
+            throw error("%K needs a key path string argument, found \(argument)", at: token.position, .argument)
+        }
+        guard Self.isValidKeyPath(path) else {
+            throw error("'\(path)' given for %K is not a key path", at: token.position, .argument)
+        }
+        if path.hasSuffix(".@count") { return .keyPathCount(String(path.dropLast(7))) }
+        return try keyPathRest(path)
+    }
+
+    /// `{a, b, …}`, from its `{`.
+    private mutating func list() throws(PredicateError) -> Predicate.Expression {
+        let open = advance()
+        try descend(at: open)
+        defer { depth -= 1 }
+        var items: [Predicate.Expression] = []
+        if current.isSymbol("}") {
+            _ = advance()
+            return .list(items)
+        }
+        while true {
+            items.append(try expression(context: items.isEmpty ? "after '{'" : "after ','"))
+            if current.isSymbol(",") {
+                _ = advance()
+                continue
+            }
+            guard current.isSymbol("}") else {
+                throw error("expected ',' or '}' to close '{' at position \(open.position), found \(current.shown)", at: current.position)
+            }
+            _ = advance()
+            return .list(items)
         }
     }
 
@@ -528,6 +574,8 @@ struct PredicateParser {
 
     private mutating func subquery() throws(PredicateError) -> Predicate.Expression {
         let keyword = advance()
+        try descend(at: keyword, levels: Self.subqueryLevels)
+        defer { depth -= Self.subqueryLevels }
         guard current.isSymbol("(") else { throw error("expected '(' after SUBQUERY, found \(current.shown)", at: current.position) }
         _ = advance()
         let collection = try expression(context: "as the collection of SUBQUERY")

@@ -20,17 +20,27 @@ struct ModelResolver {
 
         let children = Dictionary(grouping: declarations.filter { $0.parent != nil }, by: { $0.parent! })
             .mapValues { $0.map(\.name).sorted() }
+        // Roots alphabetically, each followed by its sub-entities depth-first. A loop with a stack of its own, not
+        // recursion: a model file may chain thousands of entities. An entity's descendants are the entities after
+        // it up to the end of its subtree (asking every entity for its ancestry instead made a chain of 2,000
+        // entities take billions of steps).
         var ordered: [String] = []
-        func visit(_ name: String) {
+        var subtreeEnds: [String: Int] = [:]
+        var pending: [(name: String, isEnd: Bool)] = declarations.filter { $0.parent == nil }.map(\.name).sorted().reversed().map { ($0, false) }
+        while let (name, isEnd) = pending.popLast() {
+            if isEnd {
+                subtreeEnds[name] = ordered.count
+                continue
+            }
             ordered.append(name)
-            for child in children[name] ?? [] { visit(child) }
+            pending.append((name, true))
+            pending += (children[name] ?? []).reversed().map { ($0, false) }
         }
-        for root in declarations.filter({ $0.parent == nil }).map(\.name).sorted() { visit(root) }
 
         var entities: [Entity] = []
         for (offset, name) in ordered.enumerated() {
             let chain = ancestry(of: name)
-            let descendants = ordered.filter { $0 != name && ancestry(of: $0).contains(name) }
+            let descendants = Array(ordered[(offset + 1)..<subtreeEnds[name]!])
             entities.append(Entity(
                 declaration: byName[name]!,
                 number: offset + 1,
@@ -70,24 +80,50 @@ struct ModelResolver {
         }
     }
 
+    /// How many levels of parents an entity may have. Every entity keeps its inherited properties and its
+    /// descendants, which grow with the depth of the chain, so a model file chaining thousands of entities would
+    /// take minutes and gigabytes to build; no real model comes near this.
+    static let maximumInheritanceDepth = 100
+
     private mutating func checkInheritance() {
+        // How many parents each entity has, for entities whose chain is known to end at a root: a walk that reaches
+        // one stops there, so a long chain is walked once, not once per entity in it.
+        var depths: [String: Int] = [:]
         for declaration in declarations {
             guard let parent = declaration.parent else { continue }
             if byName[parent] == nil {
                 problems.append("entity '\(declaration.name)': unknown parent entity '\(parent)'")
                 continue
             }
-            var seen: [String] = [declaration.name]
+            var path: [String] = [declaration.name]
+            var seen: Set<String> = [declaration.name]
             var current = parent
+            // The depth of the parent of `path.last`: -1 while the walk has not found it (`path.last` is a root).
+            var depthAbove = -1
+            var isCycle = false
             while true {
-                if seen.contains(current) {
-                    let cycle = (seen + [current]).joined(separator: " → ")
-                    problems.append("entity '\(declaration.name)': inheritance cycle \(cycle)")
+                if let known = depths[current] {
+                    depthAbove = known
                     break
                 }
-                seen.append(current)
+                if seen.contains(current) {
+                    let cycle = (path + [current]).joined(separator: " → ")
+                    problems.append("entity '\(declaration.name)': inheritance cycle \(cycle)")
+                    isCycle = true
+                    break
+                }
+                path.append(current)
+                seen.insert(current)
                 guard let next = byName[current]?.parent, byName[next] != nil else { break }
                 current = next
+            }
+            guard !isCycle else { continue }
+            for (offset, name) in path.reversed().enumerated() where depths[name] == nil {
+                let depth = depthAbove + 1 + offset
+                depths[name] = depth
+                if depth == Self.maximumInheritanceDepth + 1 {
+                    problems.append("entity '\(name)': inherits through more than \(Self.maximumInheritanceDepth) levels of parent entities")
+                }
             }
         }
     }

@@ -233,10 +233,15 @@ final class UndoJournal: Sendable {
                           arguments) { _ in }
             }
         }
-        // 5. Older steps that expected a row as it was before this one now expect it as written back.
+        // 5. Other steps that expected a row as it was before this one now expect it as written back — of the
+        // older ones, only the one right before this one in the row's history: a save that only rewrites a row's
+        // order column leaves its version alone, so steps before it may expect the same version, and they expect
+        // the row as the step after them leaves it when that one is undone in turn.
         for table in entityTables {
             try query("UPDATE temp.\(table.keys) SET Z_OPT = (SELECT t.Z_OPT FROM \(table.name) t WHERE t.Z_PK = \(table.keys).Z_PK)"
-                      + " WHERE Z_STEP <> ?1 AND Z_STEP <> ?2 AND (Z_PK, Z_OPT) IN (SELECT Z_PK, Z_OPT FROM temp.\(table.rows) WHERE Z_STEP = ?1)",
+                      + " WHERE Z_STEP <> ?1 AND Z_STEP <> ?2 AND (Z_PK, Z_OPT) IN (SELECT Z_PK, Z_OPT FROM temp.\(table.rows) WHERE Z_STEP = ?1)"
+                      + " AND (Z_STEP > ?1 OR NOT EXISTS (SELECT 1 FROM temp.\(table.keys) k"
+                      + " WHERE k.Z_STEP > \(table.keys).Z_STEP AND k.Z_STEP < ?1 AND k.Z_PK = \(table.keys).Z_PK))",
                       [.integer(step), .integer(current)]) { _ in }
         }
         return outcome
