@@ -219,7 +219,7 @@ struct GraphOperationGenerator {
     }
 }
 
-/// Bugs the sequences found that are not fixed yet (their code is being changed by someone else now), each
+/// Bugs the sequences found that are not fixed yet, each
 /// reproduced by a disabled test in `GraphStoreKnownBugTests` below. The run looks past them — and only them — so
 /// that the sequences go on finding others: comparisons leave out what the first three get wrong, and the
 /// generator does not make the steps that lead to the others. Set one to false to see it fail again.
