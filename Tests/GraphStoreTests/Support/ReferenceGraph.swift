@@ -75,9 +75,16 @@ struct ReferenceGraph: Equatable {
     }
 
     var objects: [Int: Object] = [:]
-    /// The to-ones set since the graph was last saved (as "handle.key"), to the same destination or not: a context
-    /// writes each of them at the save. Not part of `==`.
+    /// The to-ones and attributes set since the graph was last saved (as "handle.key"), to the same value or not:
+    /// a context keeps each of them as a change until the save. Not part of `==`.
     var touchedToOnes: Set<String> = []
+    var touchedAttributes: Set<String> = []
+
+    /// Whether any attribute or to-one of `handle` was set since the graph was last saved.
+    func isTouched(_ handle: Int) -> Bool {
+        let prefix = "\(handle)."
+        return touchedToOnes.contains { $0.hasPrefix(prefix) } || touchedAttributes.contains { $0.hasPrefix(prefix) }
+    }
 
     static func == (lhs: ReferenceGraph, rhs: ReferenceGraph) -> Bool { lhs.objects == rhs.objects }
 
@@ -104,6 +111,7 @@ struct ReferenceGraph: Equatable {
 
     mutating func setAttribute(_ handle: Int, _ key: String, _ value: AttributeValue) {
         objects[handle]!.attributes[key] = value == .null ? nil : value
+        touchedAttributes.insert("\(handle).\(key)")
     }
 
     /// Sets a to-one and keeps the inverse: the object leaves its old destination's inverse and joins the new one's;

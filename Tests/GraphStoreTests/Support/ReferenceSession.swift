@@ -97,15 +97,19 @@ struct ReferenceSession {
                 issues.append("a new object with relationships")
             }
             for relationship in schema[object.entity].relationships {
-                // An unsaved to-one (one-to-one, or without an inverse) to an object the save deletes.
+                // An unsaved to-one to an object the save deletes, which the delete's pass in memory does not let go
+                // of: a one-to-one or one without an inverse; or one whose to-many inverse does not list it as added
+                // (it was set away and back, and the removal and the addition cancelled out there).
                 if !isDoomed, !relationship.isToMany, let destination = object.toOnes[relationship.name], doomed.contains(destination),
                    before == nil || pending.live.touchedToOnes.contains("\(handle).\(relationship.name)"),
-                   relationship.inverse.map({ !schema[relationship.destination].relationship($0)!.isToMany }) ?? true {
+                   relationship.inverse.map({ !schema[relationship.destination].relationship($0)!.isToMany }) ?? true
+                    || before?.toOnes[relationship.name] == destination {
                     issues.append("unsaved to-one to a deleted object")
                 }
             }
-            // An object deleted with unsaved values or to-ones, which an undo of the save would bring back.
-            if isDoomed, let before, before.attributes != object.attributes || before.toOnes != object.toOnes {
+            // An object deleted with unsaved values or to-ones (even set to what they were), which an undo of the
+            // save would bring back over its row.
+            if isDoomed, let before, before.attributes != object.attributes || before.toOnes != object.toOnes || pending.live.isTouched(handle) {
                 issues.append("deleted with unsaved changes")
             }
         }
