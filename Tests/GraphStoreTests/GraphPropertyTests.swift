@@ -219,38 +219,6 @@ struct GraphOperationGenerator {
     }
 }
 
-/// Bugs the sequences found that are not fixed yet, each
-/// reproduced by a disabled test in `GraphStoreKnownBugTests` below. The run looks past them — and only them — so
-/// that the sequences go on finding others: comparisons leave out what the first three get wrong, and the
-/// generator does not make the steps that lead to the others. Set one to false to see it fail again.
-enum KnownIssues {
-    /// An object inserted and deleted before a save stays a member of the loaded to-manys that held it, under its
-    /// temporary ID, also after the save (`insertedThenDeletedObjectsLeaveLoadedToManys`).
-    static let ghostMembers = true
-    /// After a save, an object inserted by it still lists, in a loaded to-many, an object the save deleted
-    /// (`newObjectsLetGoOfWhatTheSaveDeleted`).
-    static let deletedMembersOfNewObjects = true
-    /// A copied attribute (`item.name`) stays NULL when its row is inserted in the same save as, and before, the
-    /// row it copies from (`copiesOfRowsInsertedLaterAreFilled`).
-    static let copiesOfLaterRows = true
-    /// Deletes (and relationship changes after deletes) the generator does not make, because the next save would go
-    /// wrong (see `ReferenceSession.knownIssues(deleting:)`): a new object deleted while related to others stays
-    /// among their members, and a later pass over deletes that meets it asks for it by its temporary ID, which makes
-    /// a second object whose registry entry outlives it — a later save then read freed memory and crashed
-    /// (`aDeletedInsertedObjectKeepsItsIdentity`); the store's cascade follows the relationships as saved
-    /// (`aCascadeFollowsTheRelationshipsAsChanged`); an unsaved to-one to a deleted object that the delete's pass
-    /// in memory misses (a one-to-one, one without an inverse, one set away and back) is written after the delete
-    /// (`anUnsavedToOneLetsGoOfADeletedObject`); an undone delete brings its objects back with the unsaved changes
-    /// they had (`anUndoneDeleteBringsObjectsBackAsSaved`); a join-table
-    /// link of an object inserted and deleted before the save is written with its temporary key
-    /// (`linksOfAnInsertedThenDeletedObjectAreNotWritten`).
-    static let unsafeDeletes = true
-    /// Adding an object to a many-to-many it is already in, before the relationship fault fired, and removing it
-    /// again keeps the stored link (`removingAnExistingLinkAddedAgainRemovesIt`). The generator does not add
-    /// members again.
-    static let addingExistingLinks = true
-}
-
 /// A sequence run against a fresh store and the reference side by side.
 final class GraphPropertyRun {
     struct Failure: Error {
@@ -270,9 +238,6 @@ final class GraphPropertyRun {
     private(set) var session: ReferenceSession
     /// Every object the sequence made, by handle, held so that the context keeps them (and reuses them on undo).
     private var objects: [Int: ManagedObject] = [:]
-    /// Objects a save inserted, with the objects that save deleted, which they may go on listing
-    /// (`KnownIssues.deletedMembersOfNewObjects`).
-    private var staleMembers: [Int: Set<Int>] = [:]
 
     init(_ settings: GraphPropertySettings, model: ObjectModel) throws {
         fixture = try GraphFixture(model)
@@ -371,31 +336,22 @@ final class GraphPropertyRun {
         func destination(_ handle: Int, _ key: String) -> String? {
             graph.objects[handle].flatMap { session.schema[$0.entity].relationship(key)?.destination }
         }
-        /// Whether a relationship change keeps the pending deletes clear of the known bugs.
-        func safe(_ change: (inout ReferenceGraph, ReferenceSchema) -> Void) -> Bool {
-            !KnownIssues.unsafeDeletes || session.knownIssues(changing: change).isEmpty
-        }
         switch operation {
         case .insert(let handle, _, _, _):
             return !session.hasReversals && objects[handle] == nil
         case .edit(let handle, _, _, _):
             return !session.hasReversals && alive(handle)
         case .delete(let handle, _, _):
-            guard !session.hasReversals, alive(handle) else { return false }
-            return !KnownIssues.unsafeDeletes || session.knownIssues(deleting: handle).isEmpty
+            return !session.hasReversals && alive(handle)
         case .setToOne(let handle, let key, let target):
             guard !session.hasReversals, alive(handle), let entity = destination(handle, key) else { return false }
-            guard target.map({ alive($0, entity) }) ?? true else { return false }
-            return safe { graph, schema in graph.setToOne(handle, key, to: target, schema: schema) }
+            return target.map { alive($0, entity) } ?? true
         case .add(let handle, let key, let member):
-            guard !session.hasReversals, alive(handle), let entity = destination(handle, key), alive(member, entity) else { return false }
-            if KnownIssues.addingExistingLinks, graph.toMany(handle, key).contains(member),
-               let inverse = session.schema[graph.objects[handle]!.entity].relationship(key)?.inverse,
-               session.schema[entity].relationship(inverse)?.isToMany == true { return false }
-            return safe { graph, schema in graph.add(handle, key, member, schema: schema) }
+            guard !session.hasReversals, alive(handle), let entity = destination(handle, key) else { return false }
+            return alive(member, entity)
         case .remove(let handle, let key, let member):
-            guard !session.hasReversals, alive(handle), let entity = destination(handle, key), alive(member, entity) else { return false }
-            return safe { graph, schema in graph.remove(handle, key, member, schema: schema) }
+            guard !session.hasReversals, alive(handle), let entity = destination(handle, key) else { return false }
+            return alive(member, entity)
         case .save, .undo, .redo, .rollback:
             return true
         }
@@ -486,10 +442,6 @@ final class GraphPropertyRun {
             throw Failure(step: step, message: "  - save failed: \(error)")
         }
         guard hadChanges else { return }
-        if KnownIssues.deletedMembersOfNewObjects {
-            let gone = Set(session.live.objects.keys).union(session.committed.objects.keys).subtracting(graph.objects.keys)
-            for handle in graph.objects.keys where session.committed.objects[handle] == nil { staleMembers[handle, default: []].formUnion(gone) }
-        }
         if !session.committed.changes(to: graph).isEmpty {
             session.didSave(graph, recordsStep: true)
         } else {
@@ -554,13 +506,8 @@ final class GraphPropertyRun {
             problems.append("a relationship points at \(id), which the sequence never made")
             return -1
         }
-        /// Whether a member of `owner` is left out of the comparison: taken by a pending delete, or a known bug.
-        func ignored(_ handle: Int, of owner: Int) -> Bool {
-            if doomed.contains(handle) { return true }
-            if KnownIssues.deletedMembersOfNewObjects, staleMembers[owner]?.contains(handle) == true { return true }
-            guard KnownIssues.ghostMembers, let object = objects[handle] else { return false }
-            return object.isDeleted && object.objectID.isTemporary
-        }
+        /// Whether a member of `owner` is left out of the comparison: taken by a pending delete.
+        func ignored(_ handle: Int, of owner: Int) -> Bool { doomed.contains(handle) }
         for (handle, object) in objects.sorted(by: { $0.key < $1.key }) {
             guard let expected = graph.objects[handle] else {
                 if session.deleted.contains(handle) || session.live.objects[handle] == nil, !object.isDeleted {
@@ -652,7 +599,6 @@ final class GraphPropertyRun {
                     if value != wanted { problems.append("\(label).\(attribute.name) is \(GraphOperation.show(value)), expected \(GraphOperation.show(wanted))") }
                 }
                 for (name, derivation) in shape.derived {
-                    if case .copy = derivation, KnownIssues.copiesOfLaterRows { continue }
                     let value = row.attributeValue(forKey: name)
                     let wanted = committed.derivedValue(handle, derivation)
                     if value != wanted { problems.append("\(label).\(name) (derived) is \(GraphOperation.show(value)), expected \(GraphOperation.show(wanted))") }
@@ -675,15 +621,7 @@ final class GraphPropertyRun {
             problems.append("#\(handle) \(committed.objects[handle]!.entity) is missing from the store")
         }
         do {
-            let copies = Set(session.schema.shapes.values.flatMap { shape in
-                shape.derived.compactMap { name, derivation in
-                    if case .copy = derivation { return "\(shape.name).\(name)" }
-                    return nil
-                }
-            })
             for violation in try StoreIntegrityCheck.run(path: fixture.path).violations {
-                if KnownIssues.copiesOfLaterRows, violation.kind == .derived, let entity = violation.entity, let key = violation.key,
-                   copies.contains("\(entity).\(key)") { continue }
                 problems.append("integrity check: \(violation)")
             }
         } catch {
@@ -804,10 +742,9 @@ extension GraphPropertyFindingsTests {
     }
 }
 
-/// Bugs the randomized tests found in code another engineer is changing now (`ObjectContext.swift`,
-/// `ObjectContext+Saving.swift`, `ObjectContext+Deleting.swift`, the schema's triggers): each test reproduces one
-/// with the fewest steps and is disabled until it is fixed. `docs/testing.md` lists them with the fixes proposed.
-@Suite struct GraphStoreKnownBugTests {
+/// Bugs the sequences found in identity, deletes and links, now fixed: each test reproduces one with the fewest
+/// steps. `docs/testing.md` lists them with their fixes.
+@Suite struct GraphStoreFindingsTests {
     private func store() throws -> (GraphFixture, ObjectContext) {
         let fixture = try GraphFixture(try GraphPropertyTests.model())
         return (fixture, fixture.context())
@@ -815,8 +752,7 @@ extension GraphPropertyFindingsTests {
 
     private func reader(_ fixture: GraphFixture) throws -> ObjectContext { ObjectContext(coordinator: try fixture.reopen(), name: "reader") }
 
-    @Test(.disabled("object(with:) makes and registers a second object for the temporary ID of an inserted object that was deleted; its registry entry outlives it"))
-    func aDeletedInsertedObjectKeepsItsIdentity() throws {
+    @Test func aDeletedInsertedObjectKeepsItsIdentity() throws {
         let (_, context) = try store()
         let folder = context.insert("Folder")
         let item = context.insert("Item")
@@ -833,8 +769,7 @@ extension GraphPropertyFindingsTests {
         #expect(context.object(with: item.objectID) === item)
     }
 
-    @Test(.disabled("an object inserted and deleted before a save stays in the loaded to-manys that held it, also after the save"))
-    func insertedThenDeletedObjectsLeaveLoadedToManys() throws {
+    @Test func insertedThenDeletedObjectsLeaveLoadedToManys() throws {
         let (_, context) = try store()
         let folder = context.insert("Folder")
         let item = context.insert("Item")
@@ -846,8 +781,7 @@ extension GraphPropertyFindingsTests {
         #expect(folder.objectIDs(forRelationshipNamed: "items").isEmpty)
     }
 
-    @Test(.disabled("after a save, objects it inserted still list, in loaded to-manys, the objects it deleted (didDelete walks the registry before they join it)"))
-    func newObjectsLetGoOfWhatTheSaveDeleted() throws {
+    @Test func newObjectsLetGoOfWhatTheSaveDeleted() throws {
         let (_, context) = try store()
         let item = context.insert("Item")
         try context.save()
@@ -859,8 +793,7 @@ extension GraphPropertyFindingsTests {
         #expect(folder.objectIDs(forRelationshipNamed: "items").isEmpty)
     }
 
-    @Test(.disabled("a copied attribute (item.name) stays NULL when its row is inserted in the same save as, and before, the row it copies from"))
-    func copiesOfRowsInsertedLaterAreFilled() throws {
+    @Test func copiesOfRowsInsertedLaterAreFilled() throws {
         let (fixture, context) = try store()
         let note = context.insert("Note")
         let item = context.insert("Item")
@@ -871,8 +804,7 @@ extension GraphPropertyFindingsTests {
         #expect(try StoreIntegrityCheck.run(path: fixture.path).violations.isEmpty)
     }
 
-    @Test(.disabled("the save's cascade follows the relationships as saved: objects moved out of a deleted object's Cascade relationship are deleted with it"))
-    func aCascadeFollowsTheRelationshipsAsChanged() throws {
+    @Test func aCascadeFollowsTheRelationshipsAsChanged() throws {
         let (fixture, context) = try store()
         let person = context.insert("Person")
         let badge = context.insert("Badge")
@@ -894,8 +826,7 @@ extension GraphPropertyFindingsTests {
         #expect(try reader.fetch("Item").count == 1)
     }
 
-    @Test(.disabled("an unsaved to-one to an object deleted in the same save is written after the delete (a dangling key) when the delete's pass in memory does not let go of it: a one-to-one, a to-one without an inverse, or one set away and back"))
-    func anUnsavedToOneLetsGoOfADeletedObject() throws {
+    @Test func anUnsavedToOneLetsGoOfADeletedObject() throws {
         let (fixture, context) = try store()
         let person = context.insert("Person")
         let badge = context.insert("Badge")
@@ -922,8 +853,7 @@ extension GraphPropertyFindingsTests {
         #expect(violations.isEmpty, "\(violations)")
     }
 
-    @Test(.disabled("objects an undone delete brings back show the unsaved changes they had when deleted, not their rows"))
-    func anUndoneDeleteBringsObjectsBackAsSaved() throws {
+    @Test func anUndoneDeleteBringsObjectsBackAsSaved() throws {
         let (_, context) = try store()
         context.undoLevels = 10
         let folder = context.insert("Folder")
@@ -941,8 +871,7 @@ extension GraphPropertyFindingsTests {
         #expect(!folder.hasChanges)
     }
 
-    @Test(.disabled("a join-table link of an object inserted and deleted before the save is written with the object's temporary (negative) key"))
-    func linksOfAnInsertedThenDeletedObjectAreNotWritten() throws {
+    @Test func linksOfAnInsertedThenDeletedObjectAreNotWritten() throws {
         let (fixture, context) = try store()
         let tag = context.insert("Tag")
         try context.save()
@@ -954,8 +883,27 @@ extension GraphPropertyFindingsTests {
         #expect(try reader(fixture).existingObject(with: tag.objectID).objects(forKey: "items").isEmpty)
     }
 
-    @Test(.disabled("adding a member a many-to-many already holds (before its relationship fault fired) and removing it again keeps the stored link"))
-    func removingAnExistingLinkAddedAgainRemovesIt() throws {
+    @Test func theStoresCascadeFollowsUnsavedLinks() throws {
+        let (fixture, context) = try store()
+        let tag = context.insert("Tag")
+        let item = context.insert("Item")
+        let note = context.insert("Note")
+        tag.add(item, toKey: "items")
+        try context.save()
+        // The store alone knows that deleting the tag deletes the item; only memory knows the note is the item's.
+        note.setObject(item, forKey: "item")
+        let newNote = context.insert("Note")
+        newNote.setObject(item, forKey: "item")
+        context.delete(tag)
+        try context.save()
+        #expect(item.isDeleted && note.isDeleted && newNote.isDeleted)
+        let reader = try reader(fixture)
+        #expect(try reader.fetch("Item").isEmpty)
+        #expect(try reader.fetch("Note").isEmpty)
+        #expect(try StoreIntegrityCheck.run(path: fixture.path).violations.isEmpty)
+    }
+
+    @Test func removingAnExistingLinkAddedAgainRemovesIt() throws {
         let (fixture, context) = try store()
         let tag = context.insert("Tag")
         let item = context.insert("Item")

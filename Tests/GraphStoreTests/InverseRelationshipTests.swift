@@ -278,7 +278,9 @@ import Testing
         }
     }
 
-    @Test func aLinkAddedThenRemovedBeforeSaveWritesNothing() throws {
+    /// Two stored objects may be linked already: with neither relationship fault fired, adding and removing the
+    /// link leaves it removed, which costs one DELETE (that finds nothing here).
+    @Test func aStoredPairLinkedThenUnlinkedBeforeSaveWritesOneDelete() throws {
         let fixture = try GraphFixture(try SeedModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
@@ -287,9 +289,28 @@ import Testing
         aiko.add(math, toKey: "subjects")
         math.remove(aiko, fromKey: "students")
         #expect(aiko.objects(forKey: "subjects").isEmpty)
-        #expect(!context.hasChanges)
+        #expect(math.objects(forKey: "students").isEmpty)
+        let recorder = StatementRecorder(fixture.coordinator)
         let cost = try fixture.measure { try context.save() }
-        #expect(cost.statements == 0)
+        #expect(cost.statements == 1)
+        #expect(recorder.sql.filter { $0.contains("Z_3SUBJECTS") }.allSatisfy { $0.hasPrefix("DELETE FROM Z_3SUBJECTS") })
+        #expect(try fixture.sqlRows("SELECT COUNT(*) FROM Z_3SUBJECTS").first?[0] as Int64? == 0)
+    }
+
+    /// A new object cannot be linked in the store: adding and removing its link cancel out and write nothing.
+    @Test func aNewObjectLinkedThenUnlinkedBeforeSaveWritesNothing() throws {
+        let fixture = try GraphFixture(try SeedModels.students())
+        let context = fixture.context()
+        let math = make(context, "Subject", "Math")
+        try context.save()
+        let aiko = make(context, "Student", "Aiko")
+        aiko.add(math, toKey: "subjects")
+        math.remove(aiko, fromKey: "students")
+        #expect(aiko.objects(forKey: "subjects").isEmpty)
+        let recorder = StatementRecorder(fixture.coordinator)
+        try context.save()
+        #expect(recorder.sql.contains { $0.hasPrefix("INSERT INTO ZSTUDENT") })
+        #expect(!recorder.sql.contains { $0.contains("Z_3SUBJECTS") }, "\(recorder.sql)")
         #expect(try fixture.sqlRows("SELECT COUNT(*) FROM Z_3SUBJECTS").first?[0] as Int64? == 0)
     }
 

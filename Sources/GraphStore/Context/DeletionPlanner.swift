@@ -31,6 +31,18 @@ struct DeletionPlanner {
     private(set) var doomed: [Int: [Int64: Int]] = [:]
     /// `doomed`'s keys per table as JSON, made once the closure is complete (every step binds them).
     private var doomedJSON: [Int: AttributeValue] = [:]
+    /// Links the store still holds that unsaved changes removed (`noteUnlinked`): Cascade and Deny rules do not
+    /// follow them, so a delete follows the relationships as the context has them, not as they were saved.
+    private var unlinked: Set<Link> = []
+
+    /// A relationship from one row to another, by table root and key.
+    struct Link: Hashable {
+        let sourceRoot: Int
+        let source: Int64
+        let relationship: String
+        let destinationRoot: Int
+        let destination: Int64
+    }
 
     init(coordinator: PersistentStoreCoordinator, query: @escaping Query, execute: Execute? = nil) {
         self.coordinator = coordinator
@@ -42,6 +54,23 @@ struct DeletionPlanner {
 
     static func json(_ keys: some Sequence<Int64>) -> AttributeValue {
         .string("[" + keys.map(String.init).joined(separator: ",") + "]")
+    }
+
+    /// Records that `source`'s relationship `relationship` no longer holds `destination`, though the store still
+    /// links them.
+    mutating func noteUnlinked(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) {
+        unlinked.insert(link(source, relationship, destination))
+    }
+
+    private func link(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) -> Link {
+        Link(sourceRoot: coordinator.mapping(forEntityNumber: source.entityNumber).rootNumber, source: source.primaryKey,
+             relationship: relationship,
+             destinationRoot: coordinator.mapping(forEntityNumber: destination.entityNumber).rootNumber, destination: destination.primaryKey)
+    }
+
+    /// Whether the stored link from the row `source` of `mapping`'s table to `destination` still holds in memory.
+    private func holds(_ mapping: EntityMapping, _ source: Int64, _ relationship: String, _ destination: ObjectID) -> Bool {
+        unlinked.isEmpty || !unlinked.contains(link(ObjectID(entityNumber: mapping.number, primaryKey: source), relationship, destination))
     }
 
     // MARK: the cascade closure
@@ -98,10 +127,14 @@ struct DeletionPlanner {
     private func cascadeDestinations(of mapping: EntityMapping, _ keys: [Int64]) throws -> [ObjectID] {
         var found: [ObjectID] = []
         for toOne in mapping.toOnes where toOne.description.deleteRule == .cascade {
-            try links(ofToOne: toOne, in: mapping, keys) { _, destination in found.append(destination) }
+            try links(ofToOne: toOne, in: mapping, keys) { source, destination in
+                if holds(mapping, source, toOne.name, destination) { found.append(destination) }
+            }
         }
         for toMany in mapping.toManys where toMany.description.deleteRule == .cascade {
-            try links(ofToMany: toMany, keys) { _, destination in found.append(destination) }
+            try links(ofToMany: toMany, keys) { source, destination in
+                if holds(mapping, source, toMany.name, destination) { found.append(destination) }
+            }
         }
         return found
     }
@@ -144,7 +177,9 @@ struct DeletionPlanner {
         for (mapping, keys) in doomedGroups {
             var counts: [Int64: [String: Int]] = [:]
             func note(_ source: Int64, _ destination: ObjectID, _ relationship: String) {
-                if !isDoomed(destination) { counts[source, default: [:]][relationship, default: 0] += 1 }
+                if !isDoomed(destination), holds(mapping, source, relationship, destination) {
+                    counts[source, default: [:]][relationship, default: 0] += 1
+                }
             }
             for toOne in mapping.toOnes where toOne.description.deleteRule == .deny {
                 try links(ofToOne: toOne, in: mapping, keys) { note($0, $1, toOne.name) }
@@ -286,6 +321,11 @@ struct DeletionPlanner {
     /// the plan with its blockers and changes nothing.
     mutating func carryOut(_ roots: [ObjectID]) throws -> Outcome {
         try close(over: roots)
+        return try carryOut()
+    }
+
+    /// Carries out the delete of the rows `close(over:)` reached.
+    mutating func carryOut() throws -> Outcome {
         freezeKeys()
         var outcome = Outcome(plan: DeletionPlan(deleted: deletedCounts(), denied: try blockers()))
         guard !outcome.plan.isDenied else { return outcome }

@@ -320,17 +320,20 @@ struct ToManyState {
         if members?.contains(id) == false { members?.append(id) }
     }
 
-    mutating func remove(_ id: ObjectID) {
+    /// Removes `id`. A member added since the last save is only taken out of `added`, unless `mayBeStored`: then,
+    /// with the relationship fault not fired, nobody knows whether the store links it too (adding it again was
+    /// recorded all the same), so it is recorded as removed as well.
+    mutating func remove(_ id: ObjectID, mayBeStored: Bool = false) {
         // Rare next to adding (an object leaving a to-many it joined since the last save), so a scan will do.
         let count = added.count
         added.removeAll { $0 == id }
-        if added.count == count { removed.insert(id) }
+        if added.count == count || (mayBeStored && members == nil) { removed.insert(id) }
         members?.removeAll { $0 == id }
     }
 
     /// Adds or removes `id`; an ordered to-many then needs its positions written.
-    mutating func apply(_ id: ObjectID, adding: Bool, ordered: Bool) {
-        if adding { add(id) } else { remove(id) }
+    mutating func apply(_ id: ObjectID, adding: Bool, ordered: Bool, mayBeStored: Bool = false) {
+        if adding { add(id) } else { remove(id, mayBeStored: mayBeStored) }
         if ordered { reordered = true }
     }
 }

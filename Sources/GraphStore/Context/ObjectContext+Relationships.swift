@@ -95,7 +95,8 @@ extension ObjectContext {
             return
         }
         // Changed in place: copying the state out and back would copy its member lists on every add.
-        owner.toManyStates[index, default: ToManyState()].record(member.objectID, adding: adding, ordered: toMany.description.isOrdered)
+        owner.toManyStates[index, default: ToManyState()].record(
+            member.objectID, adding: adding, ordered: toMany.description.isOrdered, mayBeStored: Self.mayBeLinked(owner, member))
         willChange(owner)
         if case .joinTable(let table, _, _, _, let isSymmetric) = toMany.storage {
             // A link removed from members never read may have been in the store: adding or removing it again
@@ -181,11 +182,16 @@ extension ObjectContext {
     /// is recorded and merged when (if ever) it fires.
     private func updateToManyInMemory(_ target: ManagedObject, index: Int, toward other: ManagedObject, adding: Bool) {
         let ordered = target.mapping.toManys[index].description.isOrdered
-        target.toManyStates[index, default: ToManyState()].record(other.objectID, adding: adding, ordered: ordered)
+        target.toManyStates[index, default: ToManyState()].record(other.objectID, adding: adding, ordered: ordered, mayBeStored: Self.mayBeLinked(target, other))
         // The target now holds a change: track it so it is kept until saved, cleared by the save and undone by a
         // rollback. Only join-table links and positions are written from this side; a foreign key is written by its
         // row's owner, so a save runs no statement for the target itself.
         willChange(target)
+    }
+
+    /// Whether the store may link the two objects: both have rows.
+    private static func mayBeLinked(_ owner: ManagedObject, _ member: ManagedObject) -> Bool {
+        !owner.objectID.isTemporary && !member.objectID.isTemporary
     }
 
     /// Records a join-table link to insert (`adding`) or delete; with `cancels`, an insert and a delete of the same
@@ -210,9 +216,9 @@ extension ToManyState {
     /// is missing from the members when they are read, from the store's links, and from the objects a delete's
     /// Nullify rule lets go of). It stays among `removed` (so a stored position or link is dropped) and joins
     /// `added` (so it is appended, and linked).
-    mutating func record(_ id: ObjectID, adding: Bool, ordered: Bool) {
+    mutating func record(_ id: ObjectID, adding: Bool, ordered: Bool, mayBeStored: Bool) {
         guard adding, ordered || members == nil, !removed.isEmpty, removed.contains(id) else {
-            apply(id, adding: adding, ordered: ordered)
+            apply(id, adding: adding, ordered: ordered, mayBeStored: mayBeStored)
             return
         }
         added.append(id)

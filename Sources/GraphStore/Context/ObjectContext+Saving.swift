@@ -14,7 +14,7 @@ extension ObjectContext {
         try validateForSave()
         let start = ContinuousClock.now
         var inserted = insertedObjects
-        let temporaryIDs = inserted.map(\.objectID)
+        var temporaryIDs = inserted.map(\.objectID)
         var deleted = changedObjects.values.filter { $0.isDeleted && !$0.isInserted }
         let updated = changedObjects.values.filter { !$0.isInserted && !$0.isDeleted && $0.hasPersistentChanges }
         var statements = 0
@@ -56,9 +56,16 @@ extension ObjectContext {
                 }
                 let rewritten = reversed.isEmpty ? [] : Set(reversed.flatMap(\.1.rewritten))
                 permanentIDs = try allocateKeys(for: inserted, runner: counted, allocated: &allocated)
+                // Rows this save deletes, its cascades included.
+                var doomed = Set<ObjectID>()
+                /// The key a reference to `id` is written as: a new object's permanent one, or none for an object
+                /// with no row after this save (one inserted and deleted again, or one this save deletes — a
+                /// reference the delete's pass in memory did not let go of: a one-to-one, a to-one without an
+                /// inverse, one set away and back).
                 func resolve(_ id: ObjectID?) -> ObjectID? {
-                    guard let id, id.isTemporary else { return id }
-                    return Self.position(of: id, in: temporaryIDs).map { permanentIDs[$0] } ?? id
+                    guard let id else { return nil }
+                    if id.isTemporary { return Self.position(of: id, in: temporaryIDs).map { permanentIDs[$0] } }
+                    return doomed.isEmpty || !doomed.contains(id) ? id : nil
                 }
                 let staleDeleted = try staleDeletes(deleted, runner: counted)
                 if policy == .error {
@@ -74,13 +81,23 @@ extension ObjectContext {
                 }
                 // Deletes first, so that a value a deleted row held (a unique handle, say) is free for the rows
                 // this save inserts or updates.
-                var doomed = Set<ObjectID>()
                 var cleared = Set<ObjectID>()
                 if !deleted.isEmpty {
                     var planner = DeletionPlanner(coordinator: coordinator, query: { sql, arguments, row in
                         try counted.query(sql, arguments, row: row)
                     }, execute: { sql, arguments in try counted.execute(sql, arguments) })
-                    let outcome = try planner.carryOut(deleted.map(\.objectID))
+                    noteUnsavedUnlinks(in: &planner)
+                    try planner.close(over: deleted.map(\.objectID))
+                    let late = try followUnsavedCascades(in: &planner)
+                    if !late.isEmpty {
+                        // New objects the store's cascade reached through unsaved links: they are not inserted.
+                        let gone = Set(late.map(ObjectIdentifier.init))
+                        let kept = inserted.indices.filter { !gone.contains(ObjectIdentifier(inserted[$0])) }
+                        inserted = kept.map { inserted[$0] }
+                        temporaryIDs = kept.map { temporaryIDs[$0] }
+                        permanentIDs = kept.map { permanentIDs[$0] }
+                    }
+                    let outcome = try planner.carryOut()
                     if outcome.plan.isDenied { throw ContextError.deleteDenied(outcome.plan.denied) }
                     deletion = (outcome, planner.doomedIDs)
                     doomed = Set(planner.doomedIDs)
@@ -105,7 +122,7 @@ extension ObjectContext {
                 if !conflicts.isEmpty {
                     throw ContextError.optimisticLockingConflict(uris: conflicts.map(coordinator.uri(for:)))
                 }
-                try writeLinks(resolve: resolve, skipping: doomed, runner: counted)
+                try writeLinks(resolve: resolve, runner: counted)
                 try writeOrder(of: inserted, resolve: resolve, runner: counted)
                 try writeOrder(of: survivors, resolve: resolve, runner: counted)
                 if records { touched = try journal.end(step) { sql, arguments, row in try counted.query(sql, arguments, row: row) } }
@@ -292,7 +309,7 @@ extension ObjectContext {
         // The object's own arrays become the snapshot's: nothing is copied unless a key must be made permanent.
         let values = object.newValues
         var keys = object.newKeys
-        for index in keys.indices where keys[index]?.isTemporary == true { keys[index] = resolve(keys[index]) }
+        for index in keys.indices where keys[index] != nil { keys[index] = resolve(keys[index]) }
         try runner.insert(object.mapping, id: id, values: values, keys: keys)
         return RowSnapshot(objectID: id, version: 1, values: values, toOneKeys: keys)
     }
@@ -421,11 +438,12 @@ extension ObjectContext {
         return stale
     }
 
-    private func writeLinks(resolve: (ObjectID?) -> ObjectID?, skipping doomed: Set<ObjectID>, runner: CountingRunner) throws {
-        for (link, adding) in linkChanges where doomed.isEmpty || !(doomed.contains(link.first) || doomed.contains(link.second)) {
-            guard let table = coordinator.store.schema.joinTables.first(where: { $0.name == link.table }) else { continue }
-            let first = resolve(link.first)!.primaryKey
-            let second = resolve(link.second)!.primaryKey
+    /// Writes the join-table links recorded; links of rows with no key after the save (deleted by it, or inserted
+    /// and deleted again) are not written.
+    private func writeLinks(resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws {
+        for (link, adding) in linkChanges {
+            guard let table = coordinator.store.schema.joinTables.first(where: { $0.name == link.table }),
+                  let first = resolve(link.first)?.primaryKey, let second = resolve(link.second)?.primaryKey else { continue }
             let (a, b) = (table.primaryKey[0], table.primaryKey[1])
             if adding {
                 try runner.execute("INSERT OR IGNORE INTO \(table.name) (\(a), \(b)) VALUES (?, ?)", [.integer(first), .integer(second)])
@@ -444,7 +462,8 @@ extension ObjectContext {
                 let ordered = state.members ?? state.addedOnce
                 let appendOnly = state.members == nil
                 for (position, member) in ordered.enumerated() {
-                    let memberKey = AttributeValue.integer(resolve(member)!.primaryKey)
+                    guard let resolved = resolve(member) else { continue }
+                    let memberKey = AttributeValue.integer(resolved.primaryKey)
                     switch toMany.storage {
                     case .inverseForeignKey(let table, let column, let orderColumn?):
                         if appendOnly {

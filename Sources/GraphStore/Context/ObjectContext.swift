@@ -111,8 +111,19 @@ public final class ObjectContext {
     }
 
     /// The object for an ID: the registered one, or a new fault. No I/O.
+    ///
+    /// A temporary ID names an object inserted since the last save, also one deleted again (it keeps its identity
+    /// until the save or rollback lets it go). Any other temporary ID — of an object a save or rollback has let
+    /// go — gives an unregistered fault whose row is never found: temporary IDs are never registered, so no entry
+    /// can outlive its object.
     public func object(with id: ObjectID) -> ManagedObject {
-        if id.isTemporary, let object = insertedObject(for: id) { return object }
+        if id.isTemporary {
+            if let index = Self.position(of: id, in: insertedList) { return insertedList[index] }
+            let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
+            let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)
+            object.faultError = .objectNotFound(uri: coordinator.uri(for: id))
+            return object
+        }
         if let object = registry[id]?.object { return object }
         let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
         let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)

@@ -105,6 +105,11 @@ struct DerivedAttributeTriggers {
             trigger("Z_DA_\(destinationTable.name)_\(entity.name)_\(attribute.name)_PARAMETER_UPDATE", "UPDATE OF \(copiedColumn)",
                     on: destinationTable.name, when: "OLD.\(copiedColumn) IS NOT NEW.\(copiedColumn)",
                     ["UPDATE \(source.name) SET \(target) = NEW.\(copiedColumn) WHERE \(foreignKey) = NEW.Z_PK"]),
+            // A row can point at one inserted after it (one save writes new rows in insertion order): the copy is
+            // filled when the row it copies from arrives.
+            trigger("Z_DA_\(destinationTable.name)_\(entity.name)_\(attribute.name)_PARAMETER_INSERT", "INSERT",
+                    on: destinationTable.name, when: "NEW.\(copiedColumn) IS NOT NULL",
+                    ["UPDATE \(source.name) SET \(target) = NEW.\(copiedColumn) WHERE \(foreignKey) = NEW.Z_PK"]),
         ]
     }
 }

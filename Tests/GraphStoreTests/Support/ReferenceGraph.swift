@@ -75,18 +75,6 @@ struct ReferenceGraph: Equatable {
     }
 
     var objects: [Int: Object] = [:]
-    /// The to-ones and attributes set since the graph was last saved (as "handle.key"), to the same value or not:
-    /// a context keeps each of them as a change until the save. Not part of `==`.
-    var touchedToOnes: Set<String> = []
-    var touchedAttributes: Set<String> = []
-
-    /// Whether any attribute or to-one of `handle` was set since the graph was last saved.
-    func isTouched(_ handle: Int) -> Bool {
-        let prefix = "\(handle)."
-        return touchedToOnes.contains { $0.hasPrefix(prefix) } || touchedAttributes.contains { $0.hasPrefix(prefix) }
-    }
-
-    static func == (lhs: ReferenceGraph, rhs: ReferenceGraph) -> Bool { lhs.objects == rhs.objects }
 
     func attribute(_ handle: Int, _ key: String) -> AttributeValue { objects[handle]?.attributes[key] ?? .null }
     func toOne(_ handle: Int, _ key: String) -> Int? { objects[handle]?.toOnes[key] }
@@ -111,7 +99,6 @@ struct ReferenceGraph: Equatable {
 
     mutating func setAttribute(_ handle: Int, _ key: String, _ value: AttributeValue) {
         objects[handle]!.attributes[key] = value == .null ? nil : value
-        touchedAttributes.insert("\(handle).\(key)")
     }
 
     /// Sets a to-one and keeps the inverse: the object leaves its old destination's inverse and joins the new one's;
@@ -144,7 +131,6 @@ struct ReferenceGraph: Equatable {
 
     private mutating func assign(_ handle: Int, _ key: String, _ destination: Int?) {
         objects[handle]!.toOnes[key] = destination
-        touchedToOnes.insert("\(handle).\(key)")
     }
 
     /// Adds a member to a to-many (at the end when ordered); through a to-one inverse this moves the member.

@@ -78,53 +78,6 @@ struct ReferenceSession {
     /// Whether a save would change the store.
     var hasNetChanges: Bool { hasReversals || effective != committed }
 
-    /// Which of the known, unfixed bugs (`KnownIssues` in `GraphPropertyTests.swift`) deleting `handle` (if any)
-    /// along with the pending deletes would run into at the next save; empty when none.
-    func knownIssues(deleting handle: Int?) -> [String] {
-        let doomed = pending.live.cascadeClosure(of: pending.deleted.union(handle.map { [$0] } ?? []), schema: schema)
-        var issues: [String] = []
-        // The store's cascade follows the relationships as saved.
-        let saved = committed.cascadeClosure(of: doomed.filter { committed.objects[$0] != nil }, schema: schema)
-        if !saved.isSubset(of: doomed) { issues.append("store cascade") }
-        for (handle, object) in pending.live.objects {
-            let isDoomed = doomed.contains(handle)
-            let before = committed.objects[handle]
-            // A new object deleted while related to others: they keep it among their members under its temporary
-            // ID (also after the save), and the next pass over deletes that meets it there asks the context for it
-            // by that ID, which makes a second object whose registry entry outlives it — and later reads freed
-            // memory. A join-table link of it is also written with that (negative) ID.
-            if isDoomed, before == nil, !object.toOnes.isEmpty || !object.toManys.isEmpty {
-                issues.append("a new object with relationships")
-            }
-            for relationship in schema[object.entity].relationships {
-                // An unsaved to-one to an object the save deletes, which the delete's pass in memory does not let go
-                // of: a one-to-one or one without an inverse; or one whose to-many inverse does not list it as added
-                // (it was set away and back, and the removal and the addition cancelled out there).
-                if !isDoomed, !relationship.isToMany, let destination = object.toOnes[relationship.name], doomed.contains(destination),
-                   before == nil || pending.live.touchedToOnes.contains("\(handle).\(relationship.name)"),
-                   relationship.inverse.map({ !schema[relationship.destination].relationship($0)!.isToMany }) ?? true
-                    || before?.toOnes[relationship.name] == destination {
-                    issues.append("unsaved to-one to a deleted object")
-                }
-            }
-            // An object deleted with unsaved values or to-ones (even set to what they were), which an undo of the
-            // save would bring back over its row.
-            if isDoomed, let before, before.attributes != object.attributes || before.toOnes != object.toOnes || pending.live.isTouched(handle) {
-                issues.append("deleted with unsaved changes")
-            }
-        }
-        return issues
-    }
-
-    /// Which known bugs a change to the live graph would lead the pending deletes into (a one-to-one partner of a
-    /// deleted object let go of, say, leaves the deleted object with an unsaved change).
-    func knownIssues(changing body: (inout ReferenceGraph, ReferenceSchema) -> Void) -> [String] {
-        guard !pending.deleted.isEmpty else { return [] }
-        var changed = self
-        changed.change(body)
-        return changed.knownIssues(deleting: nil)
-    }
-
     /// Whether `handle` was inserted since the last save (an edit of such an object opens no implicit group).
     func isInserted(_ handle: Int) -> Bool { pending.live.objects[handle] != nil && committed.objects[handle] == nil }
 
