@@ -222,6 +222,28 @@ import Testing
         #expect("\(ContextError.deleteDenied(plan.denied))".contains("Person.owned still holds 2 objects"))
     }
 
+    /// Deny looks at the relationship as the context has it: objects that let go of the deleted one in the same
+    /// save do not block it, and their keys are written as NULL.
+    @Test func denyLetsTheDeleteGoWhenUnsavedChangesEmptiedTheRelationship() throws {
+        let store = try Store { context, named in
+            let person = Self.make(context, "Person", "ann", &named)
+            for name in ["x", "y"] { Self.make(context, "Item", name, &named).setObject(person, forKey: "owner") }
+        }
+        let context = store.fixture.context()
+        let person = try store.object("ann", in: context)
+        let x = try store.object("x", in: context)
+        x.setObject(nil, forKey: "owner")
+        context.delete(person)
+        #expect(throws: ContextError.self) { try context.save() }
+        let y = try store.object("y", in: context)
+        y.setObject(nil, forKey: "owner")
+        try context.save()
+        #expect(person.isDeleted && !x.isDeleted && !y.isDeleted)
+        #expect(try store.count("SELECT COUNT(*) FROM \(store.table("Person"))") == 0)
+        #expect(try store.count("SELECT COUNT(*) FROM \(store.table("Item")) WHERE \(store.column("owner", of: "Item")) IS NOT NULL") == 0)
+        #expect(try store.violations().isEmpty)
+    }
+
     @Test func aDenyMetInsideACascadeRefusesItUnlessItsObjectsGoToo() throws {
         let store = try Store { context, named in
             let folder = Self.make(context, "Folder", "folder", &named)
