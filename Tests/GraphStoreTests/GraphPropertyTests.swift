@@ -903,6 +903,26 @@ extension GraphPropertyFindingsTests {
         #expect(try StoreIntegrityCheck.run(path: fixture.path).violations.isEmpty)
     }
 
+    @Test func aSaveLeftWithNothingToWriteOpensNoUndoStep() throws {
+        let (_, context) = try store()
+        context.undoLevels = 10
+        let folder = context.insert("Folder")
+        try context.save()
+        let item = context.undoGroup(named: "Add item") { () -> ManagedObject in
+            let item = context.insert("Item")
+            folder.add(item, toKey: "items")
+            return item
+        }
+        context.undoGroup(named: "Delete item") { context.delete(item) }
+        // The save's pass over deletes lets the folder let go of the item; nothing is left to write.
+        try context.save()
+        #expect(!context.hasChanges)
+        #expect(context.undoActionName == "Delete item")
+        context.undo()
+        #expect(context.undoActionName == "Add item")
+        #expect(folder.objects(forKey: "items") == [item] && !item.isDeleted)
+    }
+
     @Test func removingAnExistingLinkAddedAgainRemovesIt() throws {
         let (fixture, context) = try store()
         let tag = context.insert("Tag")

@@ -9,7 +9,16 @@ extension ObjectContext {
     /// when a row changed in the store since this context read it.
     public func save() throws(ContextError) {
         closeUndoGroup()
-        processPendingChanges()
+        // What the delete rules change in memory follows from the steps that deleted: it opens no step of its own
+        // (one left open would outlive a save that then finds nothing to write).
+        if let undoHistory {
+            let wasRestoring = undoHistory.isRestoring
+            undoHistory.isRestoring = true
+            processPendingChanges()
+            undoHistory.isRestoring = wasRestoring
+        } else {
+            processPendingChanges()
+        }
         guard hasChanges else { return }
         try validateForSave()
         let start = ContinuousClock.now
