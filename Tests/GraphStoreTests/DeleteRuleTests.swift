@@ -244,6 +244,70 @@ import Testing
         #expect(try store.violations().isEmpty)
     }
 
+    /// Deny counts the objects unsaved changes put in the relationship, stored or new.
+    @Test func denyCountsObjectsAddedSinceTheSave() throws {
+        let store = try Store { context, named in
+            Self.make(context, "Person", "ann", &named)
+            Self.make(context, "Item", "x", &named)
+        }
+        let context = store.fixture.context()
+        let person = try store.object("ann", in: context)
+        try store.object("x", in: context).setObject(person, forKey: "owner")
+        context.insert("Item").setObject(person, forKey: "owner")
+        context.delete(person)
+        #expect(throws: ContextError.deleteDenied([DeletionPlan.Blocker(object: person.uriRepresentation, entity: "Person", relationship: "owned", count: 2)])) {
+            try context.save()
+        }
+    }
+
+    /// A folder whose cascade reaches an item guarded by a lock elsewhere (Deny): deleting the folder is refused.
+    private func guardedFolder() throws -> Store {
+        try Store { context, named in
+            let folder = Self.make(context, "Folder", "folder", &named)
+            let item = Self.make(context, "Item", "item", &named)
+            item.setObject(folder, forKey: "folder")
+            context.insert("Lock").setObject(item, forKey: "item")
+        }
+    }
+
+    /// A refused save changes nothing in memory either: a new note that the store's cascade would have taken
+    /// (through its unsaved link to the item) stays, and is saved once the delete is given up.
+    @Test func aRefusedDeleteLeavesNewObjectsItWouldHaveTakenAsTheyWere() throws {
+        let store = try guardedFolder()
+        let context = store.fixture.context()
+        let folder = try store.object("folder", in: context)
+        let item = try store.object("item", in: context)
+        let note = context.insert("Note")
+        note.setObject(item, forKey: "item")
+        context.delete(folder)
+        #expect(throws: ContextError.self) { try context.save() }
+        #expect(!note.isDeleted)
+        #expect(item.objects(forKey: "notes").contains { $0 === note })
+        context.refresh(folder, mergeChanges: false)
+        try context.save()
+        #expect(try store.count("SELECT COUNT(*) FROM \(store.table("Note"))") == 1)
+    }
+
+    /// …and leaves the undo steps as they were.
+    @Test func aRefusedDeleteLeavesTheUndoStepsAsTheyWere() throws {
+        let store = try guardedFolder()
+        let context = store.fixture.context()
+        context.undoLevels = 10
+        let folder = try store.object("folder", in: context)
+        let item = try store.object("item", in: context)
+        let note = context.undoGroup(named: "Add note") { () -> ManagedObject in
+            let note = context.insert("Note")
+            note.setObject(item, forKey: "item")
+            return note
+        }
+        context.undoGroup(named: "Delete folder") { context.delete(folder) }
+        #expect(throws: ContextError.self) { try context.save() }
+        #expect(context.undoActionName == "Delete folder")
+        context.undo()
+        #expect(!folder.isDeleted && !note.isDeleted)
+        #expect(context.undoActionName == "Add note")
+    }
+
     @Test func aDenyMetInsideACascadeRefusesItUnlessItsObjectsGoToo() throws {
         let store = try Store { context, named in
             let folder = Self.make(context, "Folder", "folder", &named)

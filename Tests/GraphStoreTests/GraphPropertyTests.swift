@@ -923,6 +923,39 @@ extension GraphPropertyFindingsTests {
         #expect(folder.objects(forKey: "items") == [item] && !item.isDeleted)
     }
 
+    /// A to-one change kept through `refresh(_:mergeChanges: true)` (which drops the row read) still lets go of the
+    /// stored destination: a cascade from it does not take the object.
+    @Test func anUnlinkKeptThroughARefreshIsFollowed() throws {
+        let (fixture, context) = try store()
+        let folder = context.insert("Folder")
+        let item = context.insert("Item")
+        item.setObject(folder, forKey: "folder")
+        try context.save()
+        item.setObject(nil, forKey: "folder")
+        context.refresh(folder, mergeChanges: false)
+        context.refresh(item, mergeChanges: true)
+        context.delete(folder)
+        try context.save()
+        #expect(!item.isDeleted)
+        #expect(try reader(fixture).fetch("Item").count == 1)
+    }
+
+    /// A fault for the temporary ID of an object a rollback let go of has no row: deleting or changing it writes
+    /// nothing.
+    @Test func aLetGoTemporaryIDWritesNothing() throws {
+        let (fixture, context) = try store()
+        let id = context.insert("Item").objectID
+        context.rollback()
+        let gone = context.object(with: id)
+        #expect(gone.faultError != nil && !gone.isInserted)
+        gone.setValue("x", forKey: "name")
+        context.delete(gone)
+        #expect(!context.hasChanges)
+        let recorder = StatementRecorder(fixture.coordinator)
+        try context.save()
+        #expect(recorder.sql.isEmpty, "\(recorder.sql)")
+    }
+
     @Test func removingAnExistingLinkAddedAgainRemovesIt() throws {
         let (fixture, context) = try store()
         let tag = context.insert("Tag")

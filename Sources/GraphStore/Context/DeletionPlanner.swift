@@ -34,6 +34,13 @@ struct DeletionPlanner {
     /// Links the store still holds that unsaved changes removed (`noteUnlinked`): Cascade and Deny rules do not
     /// follow them, so a delete follows the relationships as the context has them, not as they were saved.
     private var unlinked: Set<Link> = []
+    /// Links unsaved changes made from stored rows (`noteLinked`), by source: Deny rules count them too.
+    private var linked: [RowKey: [(relationship: String, destination: ObjectID)]] = [:]
+
+    struct RowKey: Hashable {
+        let root: Int
+        let key: Int64
+    }
 
     /// A relationship from one row to another, by table root and key.
     struct Link: Hashable {
@@ -60,6 +67,15 @@ struct DeletionPlanner {
     /// links them.
     mutating func noteUnlinked(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) {
         unlinked.insert(link(source, relationship, destination))
+    }
+
+    /// Records that unsaved changes put `destination` in `source`'s relationship `relationship`.
+    mutating func noteLinked(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) {
+        linked[rowKey(source), default: []].append((relationship, destination))
+    }
+
+    private func rowKey(_ id: ObjectID) -> RowKey {
+        RowKey(root: coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber, key: id.primaryKey)
     }
 
     private func link(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) -> Link {
@@ -175,10 +191,12 @@ struct DeletionPlanner {
     func blockers() throws -> [DeletionPlan.Blocker] {
         var blockers: [DeletionPlan.Blocker] = []
         for (mapping, keys) in doomedGroups {
-            var counts: [Int64: [String: Int]] = [:]
+            /// The surviving objects each source's Deny relationships hold, by table root and key (a link both
+            /// stored and added again counts once).
+            var holders: [Int64: [String: Set<RowKey>]] = [:]
             func note(_ source: Int64, _ destination: ObjectID, _ relationship: String) {
                 if !isDoomed(destination), holds(mapping, source, relationship, destination) {
-                    counts[source, default: [:]][relationship, default: 0] += 1
+                    holders[source, default: [:]][relationship, default: []].insert(rowKey(destination))
                 }
             }
             for toOne in mapping.toOnes where toOne.description.deleteRule == .deny {
@@ -187,8 +205,18 @@ struct DeletionPlanner {
             for toMany in mapping.toManys where toMany.description.deleteRule == .deny {
                 try links(ofToMany: toMany, keys) { note($0, $1, toMany.name) }
             }
-            for key in counts.keys.sorted() {
-                for (relationship, count) in counts[key]!.sorted(by: { $0.key < $1.key }) {
+            if !linked.isEmpty {
+                // Added in memory: a new object is never doomed here (the context leaves out those that go).
+                for key in keys {
+                    for (relationship, destination) in linked[RowKey(root: mapping.rootNumber, key: key)] ?? [] {
+                        guard destination.isTemporary || !isDoomed(destination) else { continue }
+                        holders[key, default: [:]][relationship, default: []].insert(
+                            destination.isTemporary ? RowKey(root: 0, key: destination.primaryKey) : rowKey(destination))
+                    }
+                }
+            }
+            for key in holders.keys.sorted() {
+                for (relationship, count) in holders[key]!.mapValues(\.count).sorted(by: { $0.key < $1.key }) {
                     let uri = coordinator.uri(for: ObjectID(entityNumber: mapping.number, primaryKey: key))
                     blockers.append(.init(object: uri, entity: mapping.name, relationship: relationship, count: count))
                 }

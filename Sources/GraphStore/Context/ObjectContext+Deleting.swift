@@ -62,25 +62,45 @@ extension ObjectContext {
     /// Objects inserted and deleted again since the last save never reach the store: the objects in memory that
     /// relate to them let go of them (loaded and recorded to-many members, to-ones back), and their pending
     /// join-table links are dropped, so that nothing lists them or saves their temporary keys. Each object changed is
-    /// tracked as changed first, so that undo puts it back.
+    /// tracked as changed first, so that undo puts it back. Linear in the links: each partner's lists are filtered
+    /// once, whatever number of gone objects they held.
     func letGo(of gone: [ManagedObject]) {
         guard !gone.isEmpty else { return }
+        let ids = Set(gone.map(\.objectID))
+        /// Partners whose to-many (by slot) held gone objects.
+        var toManyPartners: [ObjectIdentifier: (partner: ManagedObject, slots: Set<Int>)] = [:]
+        func note(_ partnerID: ObjectID, _ key: String, from object: ManagedObject) {
+            guard let partner = loadedObject(partnerID), !partner.isDeletedFlag else { return }
+            switch partner.mapping.slot(forKey: key) {
+            case .toMany(let index)?:
+                toManyPartners[ObjectIdentifier(partner), default: (partner, [])].slots.insert(index)
+            case .toOne(let index)?:
+                if partner.destinationID(ofToOne: index) == object.objectID { setToOne(partner, index: index, to: nil, maintainInverse: false) }
+            default:
+                break
+            }
+        }
         for object in gone {
             let mapping = object.mapping
             for (index, toOne) in mapping.toOnes.enumerated() {
-                guard let inverse = toOne.inverse, let destination = object.destinationID(ofToOne: index),
-                      let partner = loadedObject(destination) else { continue }
-                forget(object.objectID, in: partner, key: inverse)
+                guard let inverse = toOne.inverse, let destination = object.destinationID(ofToOne: index) else { continue }
+                note(destination, inverse, from: object)
             }
             for (index, toMany) in mapping.toManys.enumerated() {
                 guard let inverse = toMany.inverse, let state = object.toManyStates[index] else { continue }
-                for member in state.members ?? state.addedOnce {
-                    if let partner = loadedObject(member) { forget(object.objectID, in: partner, key: inverse) }
-                }
+                for member in state.members ?? state.addedOnce { note(member, inverse, from: object) }
+            }
+        }
+        for (partner, slots) in toManyPartners.values {
+            for index in slots {
+                guard let state = partner.toManyStates[index],
+                      state.added.contains(where: ids.contains) || state.members?.contains(where: ids.contains) == true else { continue }
+                willChange(partner)
+                partner.toManyStates[index]!.added.removeAll { ids.contains($0) }
+                partner.toManyStates[index]!.members?.removeAll { ids.contains($0) }
             }
         }
         guard !linkChanges.isEmpty else { return }
-        let ids = Set(gone.map(\.objectID))
         linkChanges.removeAll { ids.contains($0.key.first) || ids.contains($0.key.second) }
     }
 
@@ -90,28 +110,14 @@ extension ObjectContext {
         return registry[id]?.object
     }
 
-    /// Removes `id` from `partner`'s relationship `key`: from its to-many's members and additions, or from its to-one.
-    private func forget(_ id: ObjectID, in partner: ManagedObject, key: String) {
-        switch partner.mapping.slot(forKey: key) {
-        case .toMany(let index)?:
-            guard let state = partner.toManyStates[index], state.added.contains(id) || state.members?.contains(id) == true else { return }
-            willChange(partner)
-            partner.toManyStates[index]!.added.removeAll { $0 == id }
-            partner.toManyStates[index]!.members?.removeAll { $0 == id }
-        case .toOne(let index)?:
-            guard partner.destinationID(ofToOne: index) == id else { return }
-            setToOne(partner, index: index, to: nil, maintainInverse: false)
-        default:
-            break
-        }
-    }
-
     /// Tells the planner which stored links the unsaved changes removed, both ways: a to-one set to another
     /// object (or none) lets go of the one it saved, and a to-many lets go of the members it removed (and did not
     /// add again). Only stored rows count; new objects have no stored links.
     func noteUnsavedUnlinks(in planner: inout DeletionPlanner) {
         for object in changedObjects.values where !object.isInsertedFlag && object.hasPersistentChanges {
             let mapping = object.mapping
+            // The stored key is what a changed to-one lets go of: a change kept through a refresh has no row read.
+            if object.snapshot == nil, !object.toOneChanges.isEmpty { fulfillFault(object, key: "save") }
             for (index, destination) in object.toOneChanges.entries {
                 guard let saved = object.snapshot?.toOneKeys[index], saved != destination else { continue }
                 let toOne = mapping.toOnes[index]
@@ -129,34 +135,43 @@ extension ObjectContext {
         }
     }
 
-    /// Follows Cascade rules through links the unsaved changes made (a to-one set, a member added) from rows the
-    /// store's cascade reached: their stored destinations join the delete, and new objects among them are deleted
-    /// in memory (returned: the save does not insert them), until nothing more is reached. The in-memory pass of
-    /// `processPendingChanges()` covers objects deleted in memory; this covers those only the store knew to delete.
-    func followUnsavedCascades(in planner: inout DeletionPlanner) throws -> [ManagedObject] {
-        var links: [(source: ObjectID, destination: ObjectID)] = []
-        for object in insertedList + Array(changedObjects.values) where !object.isDeletedFlag {
+    /// Links the unsaved changes made (a to-one set, a member added) through relationships whose delete rule is
+    /// `rule`, from objects not deleted in memory (or from deleted ones too, with `fromDeleted`).
+    func unsavedLinks(rule: DeleteRule, fromDeleted: Bool = false) -> [(source: ObjectID, relationship: String, destination: ObjectID)] {
+        var links: [(source: ObjectID, relationship: String, destination: ObjectID)] = []
+        for object in insertedList + Array(changedObjects.values) where fromDeleted || !object.isDeletedFlag {
             let mapping = object.mapping
-            for (index, toOne) in mapping.toOnes.enumerated() where toOne.description.deleteRule == .cascade {
+            for (index, toOne) in mapping.toOnes.enumerated() where toOne.description.deleteRule == rule {
                 let destination = object.isInsertedFlag ? object.newKeys[index] : object.toOneChanges[index] ?? nil
-                if let destination { links.append((object.objectID, destination)) }
+                if let destination { links.append((object.objectID, toOne.name, destination)) }
             }
-            for (index, state) in object.toManyStates where !state.added.isEmpty && mapping.toManys[index].description.deleteRule == .cascade {
-                for member in state.addedOnce { links.append((object.objectID, member)) }
+            for (index, state) in object.toManyStates where !state.added.isEmpty && mapping.toManys[index].description.deleteRule == rule {
+                for member in state.addedOnce { links.append((object.objectID, mapping.toManys[index].name, member)) }
             }
         }
+        return links
+    }
+
+    /// Follows Cascade rules through links the unsaved changes made from rows the store's cascade reached: their
+    /// stored destinations join the delete, and new objects among them are returned (the save does not insert
+    /// them, and lets go of them once it has committed), until nothing more is reached. The in-memory pass of
+    /// `processPendingChanges()` covers objects deleted in memory; this covers those only the store knew to delete.
+    /// Nothing in memory changes here, so a save that fails leaves the context as it was.
+    func followUnsavedCascades(in planner: inout DeletionPlanner) throws -> [ManagedObject] {
+        let links = unsavedLinks(rule: .cascade)
         guard !links.isEmpty else { return [] }
         var late: [ManagedObject] = []
+        var lateIDs = Set<ObjectID>()
         var reached = true
         while reached {
             reached = false
             var more: [ObjectID] = []
-            for (source, destination) in links {
-                let sourceGoes = source.isTemporary ? late.contains { $0.objectID == source } : planner.isDoomed(source)
-                guard sourceGoes else { continue }
+            for (source, _, destination) in links {
+                guard source.isTemporary ? lateIDs.contains(source) : planner.isDoomed(source) else { continue }
                 if destination.isTemporary {
-                    guard let index = Self.position(of: destination, in: insertedList), !insertedList[index].isDeletedFlag else { continue }
-                    insertedList[index].isDeletedFlag = true
+                    guard !lateIDs.contains(destination), let index = Self.position(of: destination, in: insertedList),
+                          !insertedList[index].isDeletedFlag else { continue }
+                    lateIDs.insert(destination)
                     late.append(insertedList[index])
                     reached = true
                 } else if !planner.isDoomed(destination) {
@@ -168,8 +183,31 @@ extension ObjectContext {
                 reached = true
             }
         }
-        letGo(of: late)
         return late
+    }
+
+    /// Tells the planner of Deny relationships that unsaved changes filled: a doomed row's Deny relationship blocks
+    /// the delete also for the objects added to it since the last save (unless they go too).
+    func noteUnsavedDenials(in planner: inout DeletionPlanner, late: [ManagedObject]) {
+        let lateIDs = Set(late.map(\.objectID))
+        for (source, relationship, destination) in unsavedLinks(rule: .deny, fromDeleted: true) where !source.isTemporary {
+            if destination.isTemporary {
+                guard !lateIDs.contains(destination), let index = Self.position(of: destination, in: insertedList),
+                      !insertedList[index].isDeletedFlag else { continue }
+            }
+            planner.noteLinked(source, relationship, destination)
+        }
+    }
+
+    /// After commit: new objects the store's cascade reached through unsaved links are deleted, and the objects that
+    /// relate to them let go of them. Like the rest of the save's pass over deletes, this opens no undo step.
+    func didDeleteLate(_ late: [ManagedObject]) {
+        guard !late.isEmpty else { return }
+        for object in late { object.isDeletedFlag = true }
+        let wasRestoring = undoHistory?.isRestoring
+        undoHistory?.isRestoring = true
+        letGo(of: late)
+        if let wasRestoring { undoHistory?.isRestoring = wasRestoring }
     }
 
     /// After a save's set-based delete: every deleted object this context holds is marked deleted and forgotten,

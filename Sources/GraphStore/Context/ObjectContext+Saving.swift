@@ -38,6 +38,8 @@ extension ObjectContext {
         var allocated: [(root: Int, first: Int64, last: Int64)] = []
         var vanished: [ManagedObject] = []
         var deletion: (outcome: DeletionPlanner.Outcome, doomed: [ObjectID])?
+        /// New objects the store's cascade reached through unsaved links: not inserted, deleted once committed.
+        var late: [ManagedObject] = []
         // With undo on, the journal records what this save changes, so that undo can reverse it later.
         let records = undoHistory != nil
         let journal = coordinator.undoJournal
@@ -97,7 +99,8 @@ extension ObjectContext {
                     }, execute: { sql, arguments in try counted.execute(sql, arguments) })
                     noteUnsavedUnlinks(in: &planner)
                     try planner.close(over: deleted.map(\.objectID))
-                    let late = try followUnsavedCascades(in: &planner)
+                    late = try followUnsavedCascades(in: &planner)
+                    noteUnsavedDenials(in: &planner, late: late)
                     if !late.isEmpty {
                         // New objects the store's cascade reached through unsaved links: they are not inserted.
                         let gone = Set(late.map(ObjectIdentifier.init))
@@ -147,6 +150,7 @@ extension ObjectContext {
             throw .store(String(describing: (error as? StoreError)?.description ?? PersistentStore.sqliteMessage(error)))
         }
         for range in allocated { coordinator.noteOwnKeys(root: range.root, first: range.first, last: range.last) }
+        didDeleteLate(late)
         // Built before `didSave` clears the changes it reads; posted once the context is in its saved state.
         let notification = coordinator.saveObservers.isEmpty ? nil : saveNotification(
             inserted: inserted, insertedSnapshots: insertedSnapshots,
@@ -243,6 +247,8 @@ extension ObjectContext {
     /// the save deletes its row and what its rules take along, set-based (see `deletionPlan(for:)`).
     public func delete(_ object: ManagedObject) {
         // An inserted object stays in `insertedList`, flagged: the save skips it and lookups no longer find it.
+        // One a save or rollback let go of (a fault for its temporary ID) has nothing to delete.
+        guard !object.objectID.isTemporary || object.isInsertedFlag else { return }
         willChange(object)
         object.isDeletedFlag = true
     }

@@ -280,8 +280,9 @@ public final class ObjectContext {
     /// Records that `object` is about to change, holding it strongly until saved.
     func willChange(_ object: ManagedObject) {
         if undoHistory != nil { noteUndoableChange() }
-        // An inserted object is held by `insertedList` already.
-        guard !object.isInsertedFlag, !object.isTrackedAsChanged else { return }
+        // An inserted object is held by `insertedList` already; a fault for the temporary ID of one a save or
+        // rollback let go of has no row to change.
+        guard !object.isInsertedFlag, !object.isTrackedAsChanged, !object.objectID.isTemporary else { return }
         object.isTrackedAsChanged = true
         changedObjects[object.objectID] = object
     }
