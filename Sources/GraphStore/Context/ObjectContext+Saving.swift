@@ -324,7 +324,10 @@ extension ObjectContext {
         // The object's own arrays become the snapshot's: nothing is copied unless a key must be made permanent.
         let values = object.newValues
         var keys = object.newKeys
-        for index in keys.indices where keys[index] != nil { keys[index] = resolve(keys[index]) }
+        for index in keys.indices {
+            // Assigned only when it changes, so that the array stays shared.
+            if let key = keys[index], case let resolved = resolve(key), resolved != key { keys[index] = resolved }
+        }
         try runner.insert(object.mapping, id: id, values: values, keys: keys)
         return RowSnapshot(objectID: id, version: 1, values: values, toOneKeys: keys)
     }
