@@ -265,6 +265,14 @@ import Glibc
                      expect: ["--chat x-coredata://ABC/Chat", "not an object URI"]),
             BadInput(name: "delete: temporary ID", arguments: ["delete", "{dir}/chat.sqlite", "--chat", "x-coredata:///Chat/t3"], inputs: good,
                      expect: ["--chat x-coredata:///Chat/t3", "temporary ID"]),
+            // IDs that need the store to be refused: the look at it leaves no -wal or -shm behind.
+            BadInput(name: "delete: no such row", arguments: ["delete", "{dir}/chat.sqlite", "--chat", "99999"], inputs: good,
+                     expect: ["chat.sqlite", "no Chat with primary key 99999"]),
+            BadInput(name: "delete: URI of another store",
+                     arguments: ["delete", "{dir}/chat.sqlite", "--user", "x-coredata://00000000-0000-0000-0000-000000000000/User/p1"],
+                     inputs: good, expect: ["--user x-coredata://00000000-0000-0000-0000-000000000000/User/p1", "names store"]),
+            BadInput(name: "delete: no such row, dry run", arguments: ["delete", "{dir}/chat.sqlite", "--message", "99999999", "--dry-run"],
+                     inputs: good, expect: ["no Message with primary key 99999999"]),
             // Usage errors.
             BadInput(name: "unknown subcommand", arguments: ["frobnicate"], inputs: [], expect: ["'frobnicate'", "Unexpected argument"]),
             BadInput(name: "delete: nothing to delete", arguments: ["delete", "{dir}/chat.sqlite"], inputs: good,

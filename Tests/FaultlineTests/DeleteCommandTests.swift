@@ -191,6 +191,11 @@ import Testing
         let again = try FaultlineBinary.run(["delete", store.path, "--chat", String(chat)])
         #expect(again.status == 1)
         #expect(again.stderr == "error: \(store.path): no Chat with primary key \(chat)\n")
+        // The write-ahead log was folded in and removed as the last connection closed, with its index.
+        let folder = URL(fileURLWithPath: store.path).deletingLastPathComponent().path
+        let name = URL(fileURLWithPath: store.path).lastPathComponent
+        let beside = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(name) }
+        #expect(beside == [name])
     }
 
     /// `--undo`: the saved delete is undone and saved; every row is back with its key and values (only versions of

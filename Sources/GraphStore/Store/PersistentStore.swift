@@ -106,7 +106,14 @@ public final class PersistentStore: Sendable {
             let readOnly = options.readOnly || check.isReadOnly
             return try wrapSQLiteErrors(path: path, options: options) {
                 if readOnly {
-                    let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: true, options: options))
+                    // A read-only connection to a store in WAL mode makes its -wal and -shm and cannot remove them
+                    // when it closes. When the file could be written and has no -wal yet, the connection is opened
+                    // for writing but refuses every write (`query_only`): closing last, it removes them again, so
+                    // a look at the store leaves the folder as it was. (With a -wal there, someone else's changes
+                    // may be in it: those are left alone, for their writer to fold in.)
+                    let leavesNoLog = options.readOnly && check.writeProblem == nil && isWAL
+                        && !FileManager.default.fileExists(atPath: path + "-wal")
+                    let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: true, options: options, queryOnly: leavesNoLog))
                     return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: queue, writer: nil,
                                            readOnlyReason: options.readOnly ? nil : check.writeProblem, wasCreated: false)
                 }
@@ -116,14 +123,17 @@ public final class PersistentStore: Sendable {
         }
     }
 
-    static func configuration(readOnly: Bool, options: Options) -> Configuration {
+    /// - Parameter queryOnly: with `readOnly`, open the connection for writing and refuse writes with
+    ///   `PRAGMA query_only` instead (see `open`).
+    static func configuration(readOnly: Bool, options: Options, queryOnly: Bool = false) -> Configuration {
         var configuration = Configuration()
-        configuration.readonly = readOnly
+        configuration.readonly = readOnly && !queryOnly
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.label = "GraphStore"
         configuration.prepareDatabase { db in
             // Predicates' string operators (BEGINSWITH, LIKE, MATCHES, [c], [d]) run as this SQL function.
             PredicateFunctions.install(on: db)
+            if queryOnly { try db.execute(sql: "PRAGMA query_only = ON") }
             guard !db.configuration.readonly else { return }
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }

@@ -40,6 +40,13 @@ public final class PersistentStoreCoordinator: Sendable {
 
     public var model: ObjectModel { store.model }
 
+    deinit {
+        // The read-only connections close before the store's own: the last connection to a store to close folds
+        // the write-ahead log into the file and removes it with its index, which a read-only one cannot do.
+        try? reader?.close()
+        keyReader?.close()
+    }
+
     /// - Parameter classes: `ManagedObject` subclasses for the typed API, each used for the entity named by its
     ///   `entityName`; other entities get plain `ManagedObject`s.
     public init(store: PersistentStore, classes: [ManagedObject.Type] = [], rowCacheCapacity: Int = 100_000) {
@@ -285,11 +292,26 @@ final class PrimaryKeyReader: Sendable {
         let handle: OpaquePointer
         /// By entity number less one; nil until first used.
         var statements: [OpaquePointer?]
+        var isOpen = true
+
+        mutating func close() {
+            guard isOpen else { return }
+            isOpen = false
+            for statement in statements { sqlite3_finalize(statement) }
+            statements = []
+            sqlite3_close_v2(handle)
+        }
 
         deinit {
+            guard isOpen else { return }
             for statement in statements { sqlite3_finalize(statement) }
             sqlite3_close_v2(handle)
         }
+    }
+
+    /// Closes the connection; reads after that fail.
+    func close() {
+        connection.withLock { $0.close() }
     }
 
     /// Opens `path` read-only and reads from it once, as GRDB opens its readers; nil when SQLite cannot. The read
@@ -314,6 +336,7 @@ final class PrimaryKeyReader: Sendable {
     func snapshot(of mapping: EntityMapping, primaryKey: Int64) throws -> RowSnapshot? {
         try connection.withLock { connection throws(DatabaseError) -> RowSnapshot? in
             let sql = mapping.selectByPrimaryKey
+            guard connection.isOpen else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the store is closed", sql: sql) }
             let statement: OpaquePointer
             if let prepared = connection.statements[mapping.number - 1] {
                 statement = prepared
