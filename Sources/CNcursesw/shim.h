@@ -13,6 +13,10 @@
 // Hidden by Swift's Glibc module.
 extern int wcwidth(wchar_t c);
 
+// From term.h, left out for the macros it defines over common names (lines, columns…): reads a terminal's
+// description without setting up a screen.
+extern int setupterm(const char *term, int filedes, int *errret);
+
 // Globals (not concurrency-safe as Swift sees them).
 static inline WINDOW *faultline_stdscr(void) { return stdscr; }
 static inline int faultline_colors(void) { return COLORS; }

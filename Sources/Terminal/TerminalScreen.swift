@@ -40,6 +40,17 @@ public final class TerminalScreen {
         return try open(type: type, output: faultline_stdout(), input: faultline_stdin())
     }
 
+    /// Throws what `open()` would throw for the terminal, without setting up a screen: the browser asks before it
+    /// opens anything else, so that a terminal it cannot use is reported with every file left alone.
+    public static func checkUsable() throws(TerminalError) {
+        let type = try terminalType(
+            streamsAreTerminals: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1,
+            term: getenv("TERM").map { String(cString: $0) })
+        // Reads the terminal's description only (no output); `newterm` later sets up its own.
+        var status: Int32 = 0
+        guard setupterm(type, STDOUT_FILENO, &status) == OK, canAddressCursor() else { throw .unknownTerm(type) }
+    }
+
     /// The terminal type to open, when standard input and output are terminals and `TERM` names one.
     static func terminalType(streamsAreTerminals: Bool, term: String?) throws(TerminalError) -> String {
         guard streamsAreTerminals else { throw .notATerminal }

@@ -37,9 +37,12 @@ struct BrowseCommand: ParsableCommand {
 
     /// - Parameter liveRate: messages a second for the simulated writer; nil for none.
     static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil) throws {
-        // Without a terminal nothing else is worth doing (not even making the default store).
-        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
-            throw CommandFailure(TerminalError.notATerminal.description)
+        // Without a usable terminal nothing else is worth doing (not even making the default store, or opening the
+        // store, which GRDB's pool writes to as it opens).
+        do {
+            try TerminalScreen.checkUsable()
+        } catch {
+            throw CommandFailure(error.description)
         }
         let path = try options.store ?? DefaultFixture.ensure()
         // The SQL log's destination before the store, so a bad one leaves the store alone.

@@ -185,6 +185,8 @@ struct BrowserEndToEndTests {
         #expect(try session.modes() == .restored)
         #expect(try session.lineDisciplineAfterExit() == (canonical: true, echo: true))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the store is left as it was")
+        // The terminal is checked before the store is opened: no -wal or -shm appears beside it.
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal") && !FileManager.default.fileExists(atPath: path + "-shm"))
     }
 
     // MARK: Reading the screen
