@@ -378,18 +378,20 @@ struct CascadeNames {
     /// the subqueries still find the chat's messages. The derived-count triggers fire on the deletes as they do
     /// for Faultline.
     var deleteStatements: [String] {
-        let lastMessageOfEntityClear = lastMessageOfEntity.map { ", \($0) = NULL" } ?? ""
+        // Each CASE reads the row as it was before the UPDATE, so the entity column is cleared with its key.
+        let lastMessageOfClears = (lastMessageOfEntity.map { [$0] } ?? []) + [lastMessageOf]
         return [
-            // Message.forwardedFrom (no inverse) and Message.replyTo (inverse of the deleted messages' `replies`,
-            // Nullify), from messages of other chats.
-            "UPDATE \(messageTable) SET Z_OPT = Z_OPT + 1, \(forwardedFrom) = NULL "
-                + "WHERE \(forwardedFrom) IN \(doomedMessages) AND \(messageChat) IS NOT ?1",
-            "UPDATE \(messageTable) SET Z_OPT = Z_OPT + 1, \(replyTo) = NULL "
-                + "WHERE \(replyTo) IN \(doomedMessages) AND \(messageChat) IS NOT ?1",
-            // The one-to-one Chat.lastMessage ↔ Message.lastMessageOf, from either side, on surviving rows.
+            // From messages of other chats: Message.forwardedFrom (no inverse), Message.replyTo (inverse of the
+            // deleted messages' `replies`, Nullify) and the one-to-one Message.lastMessageOf, in one statement, so
+            // that a message losing two of them moves one version on, as a save writes a changed row once.
+            "UPDATE \(messageTable) SET Z_OPT = Z_OPT + 1, "
+                + "\(forwardedFrom) = CASE WHEN \(forwardedFrom) IN \(doomedMessages) THEN NULL ELSE \(forwardedFrom) END, "
+                + "\(replyTo) = CASE WHEN \(replyTo) IN \(doomedMessages) THEN NULL ELSE \(replyTo) END, "
+                + lastMessageOfClears.map { "\($0) = CASE WHEN \(lastMessageOf) = ?1 THEN NULL ELSE \($0) END" }.joined(separator: ", ")
+                + " WHERE (\(forwardedFrom) IN \(doomedMessages) OR \(replyTo) IN \(doomedMessages) OR \(lastMessageOf) = ?1)"
+                + " AND \(messageChat) IS NOT ?1",
+            // The one-to-one Chat.lastMessage ↔ Message.lastMessageOf, from the chats' side, on surviving rows.
             "UPDATE \(chatTable) SET Z_OPT = Z_OPT + 1, \(chatLastMessage) = NULL WHERE \(chatLastMessage) IN \(doomedMessages) AND Z_PK <> ?1",
-            "UPDATE \(messageTable) SET Z_OPT = Z_OPT + 1, \(lastMessageOf) = NULL\(lastMessageOfEntityClear) "
-                + "WHERE \(lastMessageOf) = ?1 AND \(messageChat) IS NOT ?1",
             // Many-to-many links: receipts, mentions, folders.
             "DELETE FROM \(readBy.table) WHERE \(readBy.message) IN \(doomedMessages)",
             "DELETE FROM \(mentions.table) WHERE \(mentions.message) IN \(doomedMessages)",

@@ -204,10 +204,7 @@ extension ObjectContext {
     func didDeleteLate(_ late: [ManagedObject]) {
         guard !late.isEmpty else { return }
         for object in late { object.isDeletedFlag = true }
-        let wasRestoring = undoHistory?.isRestoring
-        undoHistory?.isRestoring = true
-        letGo(of: late)
-        if let wasRestoring { undoHistory?.isRestoring = wasRestoring }
+        withoutOpeningUndoSteps { letGo(of: late) }
     }
 
     /// After a save's set-based delete: every deleted object this context holds is marked deleted and forgotten,

@@ -11,14 +11,7 @@ extension ObjectContext {
         closeUndoGroup()
         // What the delete rules change in memory follows from the steps that deleted: it opens no step of its own
         // (one left open would outlive a save that then finds nothing to write).
-        if let undoHistory {
-            let wasRestoring = undoHistory.isRestoring
-            undoHistory.isRestoring = true
-            processPendingChanges()
-            undoHistory.isRestoring = wasRestoring
-        } else {
-            processPendingChanges()
-        }
+        withoutOpeningUndoSteps { processPendingChanges() }
         guard hasChanges else { return }
         try validateForSave()
         let start = ContinuousClock.now

@@ -228,6 +228,16 @@ extension ObjectContext {
         undoHistory.redoSteps.removeAll()
     }
 
+    /// Runs `body`, whose changes follow from steps already taken (the save's pass over deletes), without opening
+    /// an undo step for them.
+    func withoutOpeningUndoSteps(_ body: () -> Void) {
+        guard let undoHistory else { return body() }
+        let wasRestoring = undoHistory.isRestoring
+        undoHistory.isRestoring = true
+        defer { undoHistory.isRestoring = wasRestoring }
+        body()
+    }
+
     /// Called before every change (from `willChange` and `insert`): opens an implicit group when none is open.
     func noteUndoableChange() {
         guard let undoHistory, !undoHistory.isRestoring, undoHistory.open == nil else { return }
