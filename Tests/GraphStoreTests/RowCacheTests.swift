@@ -228,7 +228,7 @@ import Testing
         let lookups = await withTaskGroup(of: (lookups: Int, wrongRows: Int).self) { group in
             for task in 0..<4 {
                 group.addTask {
-                    var random = SplitMix64(seed: 0xFA17_0000 + UInt64(task))
+                    var random = SeededRandom(seed: 0xFA17_0000 + UInt64(task))
                     var lookups = 0
                     var wrongRows = 0
                     for operation in 0..<operationsPerTask {
@@ -279,7 +279,7 @@ import Testing
     /// a hundred also sets a new capacity between 1 and 60 (and the check every 1,000 operations first restores 50).
     @Test(arguments: [false, true])
     func randomizedOperationsMatchAReferenceModel(changingCapacity: Bool) {
-        var random = SplitMix64(seed: changingCapacity ? 0x5EED_0002 : 0x0BAD_CAFE)
+        var random = SeededRandom(seed: changingCapacity ? 0x5EED_0002 : 0x0BAD_CAFE)
         let cache = RowCache(capacity: 50)
         var model = ReferenceLRU(capacity: 50)
         var version: Int64 = 0
@@ -350,25 +350,6 @@ import Testing
 
 // MARK: - Test support
 
-/// SplitMix64: a small seeded generator, so the randomized tests replay the same operations on every run.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound` (bound > 0); the slight modulo bias does not matter here.
-    mutating func below(_ bound: Int) -> Int {
-        Int(next() % UInt64(bound))
-    }
-}
 
 /// The obvious LRU: an array of rows, most recently used first, searched linearly.
 private struct ReferenceLRU {

@@ -195,7 +195,7 @@ import Testing
     @Test func binaryDataRoundTripsEmptyAndOneMebibyte() throws {
         let fixture = try GraphFixture(try Self.everyTypeModel())
         let context = fixture.context()
-        var generator = SeededGenerator(seed: 0x5EED_F00D)
+        var generator = SeededRandom(seed: 0x5EED_F00D)
         let large = generator.bytes(1 << 20)
         let empty = context.insert("Sample")
         empty.setValue("empty", forKey: "label")
@@ -282,29 +282,6 @@ import Testing
         let other = otherContext.object(with: student.objectID)
         #expect(other.committedValues(forKeys: ["name"]) == ["name": .string("Aiko Tanaka")])
         #expect(other.changedValues().isEmpty)
-    }
-}
-
-/// SplitMix64: a small deterministic generator, so test data is the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> Data {
-        var data = Data(capacity: count)
-        while data.count < count {
-            withUnsafeBytes(of: next().littleEndian) { data.append(contentsOf: $0.prefix(count - data.count)) }
-        }
-        return data
     }
 }
 

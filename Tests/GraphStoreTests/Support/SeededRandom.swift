@@ -22,6 +22,15 @@ struct SeededRandom: RandomNumberGenerator {
         return Int(next() % UInt64(count))
     }
 
+    /// `count` bytes of the sequence, eight to a number, little-endian.
+    mutating func bytes(_ count: Int) -> Data {
+        var data = Data(capacity: count)
+        while data.count < count {
+            withUnsafeBytes(of: next().littleEndian) { data.append(contentsOf: $0.prefix(count - data.count)) }
+        }
+        return data
+    }
+
     /// True with probability `percent` / 100.
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
 
