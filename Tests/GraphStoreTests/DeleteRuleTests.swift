@@ -260,6 +260,25 @@ import Testing
         }
     }
 
+    /// A new object's Deny rules hold too, though it never reached the store: deleting a new person who owns an item
+    /// is refused (and writes nothing) until the item goes with it or leaves.
+    @Test func denyRefusesDeletingANewObjectThatHoldsSurvivors() throws {
+        let store = try Store { _, _ in }
+        let context = store.fixture.context()
+        let person = context.insert("Person")
+        let item = context.insert("Item")
+        item.setObject(person, forKey: "owner")
+        context.delete(person)
+        let blocker = DeletionPlan.Blocker(object: person.uriRepresentation, entity: "Person", relationship: "owned", count: 1)
+        #expect(throws: ContextError.deleteDenied([blocker])) { try context.save() }
+        #expect(try store.count("SELECT COUNT(*) FROM \(store.table("Item"))") == 0)
+        #expect(item.object(forKey: "owner") === person)
+        item.setObject(nil, forKey: "owner")
+        try context.save()
+        #expect(try store.count("SELECT COUNT(*) FROM \(store.table("Item"))") == 1)
+        #expect(try store.count("SELECT COUNT(*) FROM \(store.table("Person"))") == 0)
+    }
+
     /// A folder whose cascade reaches an item guarded by a lock elsewhere (Deny): deleting the folder is refused.
     private func guardedFolder() throws -> Store {
         try Store { context, named in

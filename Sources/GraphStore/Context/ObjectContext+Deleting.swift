@@ -56,7 +56,29 @@ extension ObjectContext {
                 if let destination = object.destinationID(ofToOne: index) { enqueue(self.object(with: destination)) }
             }
         }
-        letGo(of: insertedList.filter(\.isDeletedFlag))
+        // One whose Deny rule a surviving object blocks keeps its links: the save refuses the delete and names it.
+        letGo(of: insertedList.filter { $0.isDeletedFlag && deniedDelete(of: $0).isEmpty })
+    }
+
+    /// What blocks deleting a new object by its Deny rules: per Deny relationship, the objects it holds that are not
+    /// deleted too (in memory: a new object's relationships are nowhere else). Empty when nothing does.
+    func deniedDelete(of object: ManagedObject) -> [DeletionPlan.Blocker] {
+        let mapping = object.mapping
+        guard mapping.hasDenyRules else { return [] }
+        func survives(_ id: ObjectID) -> Bool { !(loadedObject(id)?.isDeletedFlag ?? false) }
+        var blockers: [DeletionPlan.Blocker] = []
+        func block(_ relationship: String, _ count: Int) {
+            guard count > 0 else { return }
+            blockers.append(.init(object: coordinator.uri(for: object.objectID), entity: mapping.name, relationship: relationship, count: count))
+        }
+        for (index, toOne) in mapping.toOnes.enumerated() where toOne.description.deleteRule == .deny {
+            block(toOne.name, object.destinationID(ofToOne: index).map(survives) == true ? 1 : 0)
+        }
+        for (index, toMany) in mapping.toManys.enumerated() where toMany.description.deleteRule == .deny {
+            guard let state = object.toManyStates[index] else { continue }
+            block(toMany.name, (state.members ?? state.addedOnce).filter(survives).count)
+        }
+        return blockers.sorted { $0.relationship < $1.relationship }
     }
 
     /// Objects inserted and deleted again since the last save never reach the store: the objects in memory that
@@ -105,7 +127,7 @@ extension ObjectContext {
     }
 
     /// An object this context holds with state of its own (inserted, or registered), without making a fault.
-    private func loadedObject(_ id: ObjectID) -> ManagedObject? {
+    func loadedObject(_ id: ObjectID) -> ManagedObject? {
         if id.isTemporary { return Self.position(of: id, in: insertedList).map { insertedList[$0] } }
         return registry[id]?.object
     }

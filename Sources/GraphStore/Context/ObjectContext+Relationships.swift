@@ -147,12 +147,11 @@ extension ObjectContext {
         }
     }
 
-    /// The object on the other side of a relationship whose inverse needs updating; nil for an object inserted and
-    /// deleted since the last save, which no save will write. Asking `object(with:)` for one would make a second
-    /// object for its temporary ID, registered under an entry nothing removes once it goes (the registry forgets
-    /// only permanent IDs), so that later walks of the registry read freed memory.
+    /// The object on the other side of a relationship whose inverse needs updating: for a temporary ID the inserted
+    /// object (deleted again or not: one whose delete a Deny rule refused still lists its members), none once a save
+    /// or rollback let it go.
     private func counterpart(_ id: ObjectID) -> ManagedObject? {
-        id.isTemporary ? registeredObject(for: id) : object(with: id)
+        id.isTemporary ? loadedObject(id) : object(with: id)
     }
 
     /// Updates the relationship `name` of `target` after `source` moved toward or away from it.

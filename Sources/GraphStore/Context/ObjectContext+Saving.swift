@@ -12,6 +12,9 @@ extension ObjectContext {
         // What the delete rules change in memory follows from the steps that deleted: it opens no step of its own
         // (one left open would outlive a save that then finds nothing to write).
         withoutOpeningUndoSteps { processPendingChanges() }
+        // New objects deleted while their Deny relationships hold survivors: refused, as the store refuses its own.
+        let denied = insertedList.filter(\.isDeletedFlag).flatMap(deniedDelete(of:))
+        if !denied.isEmpty { throw .deleteDenied(denied) }
         guard hasChanges else { return }
         try validateForSave()
         let start = ContinuousClock.now

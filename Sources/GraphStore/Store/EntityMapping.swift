@@ -96,6 +96,8 @@ public final class EntityMapping: Sendable {
     public let rootNumber: Int
     /// Whether any attribute is derived (a count or copy the store's triggers keep).
     public let hasDerivedAttributes: Bool
+    /// Whether any relationship's delete rule is Deny.
+    let hasDenyRules: Bool
     /// The value each stored attribute starts with in a new object (its model default, else null).
     let defaultValues: [AttributeValue]
     /// A nil destination for every to-one: a new object's starting keys.
@@ -172,6 +174,7 @@ public final class EntityMapping: Sendable {
         self.insertSQL = "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(placeholders))"
         self.rootNumber = model.root(of: entity).number
         self.hasDerivedAttributes = stored.contains { $0.description.isDerived }
+        self.hasDenyRules = toOnes.contains { $0.description.deleteRule == .deny } || toManys.contains { $0.description.deleteRule == .deny }
         self.emptyKeys = Array(repeating: nil, count: toOnes.count)
         self.attributeTypes = stored.map(\.type)
         self.toOneDestinations = toOnes.map { ($0.destinationNumber, $0.entityColumn != nil) }
