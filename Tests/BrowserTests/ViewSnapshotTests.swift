@@ -48,6 +48,14 @@ import Testing
         Snapshot.check(text, named: "\(screen.rawValue)-\(size.testDescription)")
     }
 
+    /// The end of a duration an overlay covers reads the same whatever its unit; a whole one is a placeholder.
+    @Test func aDurationCutByAnOverlayIsMaskedWhateverItsUnit() {
+        for cut in ["ms", "µs", "3s"] {
+            #expect(Self.normalizingDurations("ab│ help │\(cut)  rows 201") == "ab│ help │~~  rows 201")
+        }
+        #expect(Self.normalizingDurations("ab│485µs  20 rows").contains(Self.placeholder))
+    }
+
     /// Carries out the actions that lead to `screen`.
     private func drive(_ model: BrowserModel, to screen: Screen) throws {
         model.apply(.start)
@@ -89,13 +97,31 @@ import Testing
     ///
     /// The views themselves keep durations from moving anything else: the SQL log's duration column and the
     /// sparklines' peak have fixed widths (durations of 10 s and more would widen their own row only).
+    ///
+    /// A duration an overlay covers but for its end (`│ms` at the overlay's right border, the `2.7` hidden) keeps its
+    /// place: what shows of it becomes `~` characters, one per column, since the unit too (`µs`, `ms`) changes with
+    /// the timing. (What reads as a whole duration there is taken as one.)
     static func normalizingDurations(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { normalizingDurations(inLine: String($0)) }
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { normalizingDurations(inLine: maskingCutDurations(String($0))) }
             .joined(separator: "\n")
     }
 
+    /// The ends of durations cut by an overlay's border, as `~`s.
+    private static func maskingCutDurations(_ line: String) -> String {
+        let expression = try! NSRegularExpression(pattern: #"(?<=[│╮╯╰╭])[\d.]*(?:µs|ms|s)(?![\p{L}\p{N}])"#)
+        let whole = try! NSRegularExpression(pattern: "^(?:" + durationPattern + ")$")
+        var result = line
+        for match in expression.matches(in: line, range: NSRange(line.startIndex..., in: line)).reversed() {
+            guard let range = Range(match.range, in: result) else { continue }
+            let fragment = String(result[range])
+            guard whole.firstMatch(in: fragment, range: NSRange(fragment.startIndex..., in: fragment)) == nil else { continue }
+            result.replaceSubrange(range, with: String(repeating: "~", count: fragment.count))
+        }
+        return result
+    }
+
     private static func normalizingDurations(inLine line: String) -> String {
-        let pattern = #"(?<![\p{L}\p{N}.,])(?:\d+µs|\d+\.\dms|\d+ms|\d+\.\d\ds)(?![\p{L}\p{N}])"#
+        let pattern = #"(?<![\p{L}\p{N}.,])(?:"# + durationPattern + #")(?![\p{L}\p{N}])"#
         let expression = try! NSRegularExpression(pattern: pattern)
         var characters = Array(line)
         // From the right, so that the offsets of the matches still to do stay valid.
@@ -122,6 +148,9 @@ import Testing
         }
         return String(characters)
     }
+
+    /// A duration as `ActivityFormat.duration` writes it.
+    private static let durationPattern = #"\d+µs|\d+\.\dms|\d+ms|\d+\.\d\ds"#
 
     /// Box-drawing characters: the `│` between panes and the borders of an overlay.
     private static func isRule(_ character: Character) -> Bool {
