@@ -11,8 +11,9 @@ import Testing
 @Suite struct GraphPropertyTests {
     /// Folders cascade to items; items cascade to children (reflexive), ordered notes and — through a many-to-many —
     /// are cascaded to by their tags; tags and peers (self-inverse) are many-to-many; a person owns items (Nullify
-    /// both ways) and has one badge (one-to-one, Cascade from the person); an item may pin a note (no inverse).
-    /// A folder counts its items and a note copies its item's name, kept by the store's triggers.
+    /// both ways) and has one badge (one-to-one, Cascade from the person); an item may pin a note (no inverse), and
+    /// locks keep their item from being deleted (Deny). A folder counts its items and a note copies its item's name,
+    /// kept by the store's triggers.
     static func model() throws -> ObjectModel {
         try ObjectModel {
             EntityDescription("Badge") {
@@ -37,6 +38,11 @@ import Testing
                 Relationship.toMany("peers", "Item", inverse: "peers")
                 Relationship.toOne("owner", "Person", inverse: "owned")
                 Relationship.toOne("pinnedNote", "Note", inverse: nil)
+                Relationship.toMany("locks", "Lock", inverse: "item", deleteRule: .deny)
+            }
+            EntityDescription("Lock") {
+                Attribute("label", .string)
+                Relationship.toOne("item", "Item", inverse: "locks")
             }
             EntityDescription("Note") {
                 Attribute("text", .string)
@@ -434,6 +440,20 @@ final class GraphPropertyRun {
         let hadChanges = context.hasChanges
         if !hadChanges && session.hasNetChanges {
             throw Failure(step: step, message: "  - hasChanges is false, but the reference has unsaved changes (a save would lose them)")
+        }
+        if session.live.denies(session.doomed, schema: session.schema) {
+            // Refused, writing nothing; both sides then drop their changes and go on.
+            do {
+                try context.save()
+            } catch {
+                guard case .deleteDenied = error else {
+                    throw Failure(step: step, message: "  - save failed: \(error), where a Deny rule should refuse it")
+                }
+                context.rollback()
+                session.rollback()
+                return
+            }
+            throw Failure(step: step, message: "  - the save went through, where a Deny rule should refuse it")
         }
         let graph = session.savedGraph()
         do {

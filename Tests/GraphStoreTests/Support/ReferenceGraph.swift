@@ -194,6 +194,19 @@ struct ReferenceGraph: Equatable {
         return doomed
     }
 
+    /// Whether a Deny rule refuses deleting `doomed`: one of them holds, through a Deny relationship, an object that
+    /// survives.
+    func denies(_ doomed: Set<Int>, schema: ReferenceSchema) -> Bool {
+        doomed.contains { handle in
+            guard let object = objects[handle] else { return false }
+            return schema[object.entity].relationships.contains { relationship in
+                guard relationship.deleteRule == .deny else { return false }
+                let held = relationship.isToMany ? toMany(handle, relationship.name) : toOne(handle, relationship.name).map { [$0] } ?? []
+                return held.contains { !doomed.contains($0) }
+            }
+        }
+    }
+
     /// The graph with `doomed` gone and every reference to them cleared (Nullify; GraphStore also clears
     /// references without an inverse).
     func removing(_ doomed: Set<Int>) -> ReferenceGraph {
