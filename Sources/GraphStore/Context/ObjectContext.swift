@@ -118,7 +118,7 @@ public final class ObjectContext {
     /// can outlive its object.
     public func object(with id: ObjectID) -> ManagedObject {
         if id.isTemporary {
-            if let index = Self.position(of: id, in: insertedList) { return insertedList[index] }
+            if let object = loadedObject(id) { return object }
             let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
             let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)
             object.faultError = .objectNotFound(uri: coordinator.uri(for: id))
