@@ -26,7 +26,9 @@ let package = Package(
         ),
         .target(
             name: "ChatFixture",
-            dependencies: ["GraphStore"]
+            dependencies: ["GraphStore"],
+            // The texts the generator draws from, compiled in: the binary needs no files beside it.
+            resources: [.embedInCode("Corpus")]
         ),
         .target(
             name: "Scenarios",

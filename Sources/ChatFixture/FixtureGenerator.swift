@@ -88,37 +88,43 @@ public final class FixtureGenerator {
         Date(timeIntervalSinceReferenceDate: 801_964_800 - Double(options.seed % 91) * 86_400)
     }
 
-    /// Writes the fixture to `path` (which must not exist; the caller decides about overwriting).
+    /// Writes the fixture to `path`, built in a temporary file beside it and put in place only when complete.
+    ///
+    /// Without `replacing`, nothing at `path` is ever replaced: the finished file is linked into place, which fails
+    /// if `path` appeared meanwhile (`FixtureError.alreadyExists`; another process made it first). With `replacing`,
+    /// only a regular file that is empty or an SQLite database is replaced, and only while no other process has it
+    /// open; its old `-wal`, `-shm` and `-journal` go first, so nothing of the old store is replayed into the new
+    /// one. See `FixturePlacement`.
     @discardableResult
-    public func generate(to path: String, progress: (FixtureProgress) -> Void = { _ in }) throws(FixtureError) -> FixtureSummary {
+    public func generate(to path: String, replacing: Bool = false,
+                         progress: (FixtureProgress) -> Void = { _ in }) throws(FixtureError) -> FixtureSummary {
         try options.validate()
+        try FixturePlacement.checkTarget(path, replacing: replacing)
         let target = URL(fileURLWithPath: path)
         let folder = target.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent(".\(target.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).partial")
+        FixturePlacement.removeAbandonedTemporaries(of: path)
+        let temporary = folder.appendingPathComponent(FixturePlacement.temporaryName(of: target.lastPathComponent,
+                                                                                    process: getpid()))
         Self.removeStoreFiles(at: temporary.path)
         defer { Self.removeStoreFiles(at: temporary.path) }
         let summary: FixtureSummary
         do {
             summary = try write(to: temporary.path, progress: progress)
         } catch let error as FixtureError {
-            throw error
+            throw error.naming(path, for: temporary.path)
         } catch let error as StoreError {
-            throw .store(error.description)
+            throw FixtureError.store(error.description).naming(path, for: temporary.path)
         } catch {
-            throw .store("\(path): \(error)")
+            throw FixtureError.store("\(path): \(error)").naming(path, for: temporary.path)
         }
-        do {
-            // The coordinator is gone, so the write-ahead log is checkpointed into the file and removed.
-            for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: temporary.path + suffix) {
-                try? FileManager.default.removeItem(atPath: path + suffix)
-                try FileManager.default.moveItem(atPath: temporary.path + suffix, toPath: path + suffix)
-            }
-            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-            try FileManager.default.moveItem(atPath: temporary.path, toPath: path)
-        } catch {
-            throw .output("\(path): cannot move the finished store into place (\(error.localizedDescription))")
-        }
+        try FixturePlacement.place(temporary.path, at: path, replacing: replacing)
         return summary
+    }
+
+    /// Removes `-wal`, `-shm` and `-journal` files left at `path` by a store that is no longer there, unless another
+    /// process has them open (then `FixtureError.output` says which). Nothing happens when a file is at `path`.
+    public static func removeLeftovers(of path: String) throws(FixtureError) {
+        try FixturePlacement.removeLeftovers(of: path)
     }
 
     static func removeStoreFiles(at path: String) {

@@ -14,7 +14,7 @@ import GraphStore
 /// store of 300 chats the busiest gets about a quarter of the messages and the ten busiest about 60%.
 ///
 /// **Who and what.** The sender is drawn from the chat's members other than "me" (user 1 in a generated store;
-/// "me" only when nobody else is a member). The text is a line of the message corpus (`fixtures/corpus`), in one
+/// "me" only when nobody else is a member). The text is a line of the message corpus (`Sources/ChatFixture/Corpus`), in one
 /// language per chat; a few built-in lines stand in when the corpus cannot be read.
 ///
 /// **When.** `sentAt` is the time of delivery, moved forward (by a fixed offset) when the store's newest message is

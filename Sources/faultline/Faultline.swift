@@ -14,6 +14,9 @@ struct Faultline: ParsableCommand {
         abstract: "Browse chat data in an object-graph store and watch its faults, row cache and SQL.",
         discussion: """
             Faultline's store, GraphStore, keeps objects in SQLite laid out as Core Data lays out its stores.
+
+            \(DefaultFixture.helpText)
+
             Run 'faultline help <command>' for the options of a command.
             """,
         version: "faultline \(version)",

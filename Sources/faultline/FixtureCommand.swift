@@ -52,7 +52,10 @@ struct FixtureCommand: ParsableCommand {
 
 /// Generation as the commands run it: checks, progress on stderr, one-line errors.
 enum FixtureWriting {
-    static func generate(_ options: FixtureOptions, to path: String, replacing: Bool) throws(CommandFailure) -> FixtureSummary {
+    /// - Parameter clearingLeftovers: remove `-wal`, `-shm` and `-journal` files at `path` that no process has open
+    ///   (the default store's own folder); otherwise they are refused unless `replacing`.
+    static func generate(_ options: FixtureOptions, to path: String, replacing: Bool,
+                         clearingLeftovers: Bool = false) throws(CommandFailure) -> FixtureSummary {
         do {
             try options.validate()
         } catch {
@@ -74,13 +77,14 @@ enum FixtureWriting {
         }
         let corpus: ChatCorpus
         do {
+            if clearingLeftovers { try FixtureGenerator.removeLeftovers(of: path) }
             corpus = try ChatCorpus.load()
         } catch {
             throw CommandFailure(error.description)
         }
         let bar = ProgressBar()
         do {
-            let summary = try FixtureGenerator(options: options, corpus: corpus).generate(to: path) { bar.show($0) }
+            let summary = try FixtureGenerator(options: options, corpus: corpus).generate(to: path, replacing: replacing) { bar.show($0) }
             bar.finish()
             return summary
         } catch {
