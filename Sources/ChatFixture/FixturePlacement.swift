@@ -28,9 +28,7 @@ enum FixturePlacement {
         }
         if replacing {
             // Left for `place` to remove once the new store is ready; refused now only when in use.
-            if let process = StoreUsers.otherProcess(using: path) {
-                throw .output("\(path): is open in another process (pid \(process)); close it there first")
-            }
+            try checkNotInUse(path)
         } else {
             try checkSideFiles(of: path, removing: false)
         }
@@ -102,8 +100,12 @@ enum FixturePlacement {
         guard info.st_size == 0 || startsAsSQLite(path) else {
             throw .output("\(path): is not an SQLite database; --force replaces only a store (or an empty file)")
         }
+        try checkNotInUse(path)
+    }
+
+    private static func checkNotInUse(_ path: String) throws(FixtureError) {
         if let process = StoreUsers.otherProcess(using: path) {
-            throw .output("\(path): is open in another process (pid \(process)); close it there before replacing it")
+            throw .output("\(path): is open in another process (pid \(process)); close it there first")
         }
     }
 
@@ -112,9 +114,7 @@ enum FixturePlacement {
     private static func checkSideFiles(of path: String, removing: Bool) throws(FixtureError) {
         let sides = StoreUsers.sideFiles(of: path)
         guard let first = sides.first else { return }
-        if let process = StoreUsers.otherProcess(using: path) {
-            throw .output("\(path): is open in another process (pid \(process)); close it there first")
-        }
+        try checkNotInUse(path)
         guard removing else {
             throw .output("\(first): is left from an earlier store at this path; remove it (or use --force)")
         }

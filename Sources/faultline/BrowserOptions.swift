@@ -3,7 +3,7 @@ import Browser
 
 /// The store and the levers shared by `browse` and `trace`.
 struct BrowserOptions: ParsableArguments {
-    @Argument(help: "The chat store (default: the default chat store, fixtures/chat.sqlite, generated if missing).")
+    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
     @Option(help: ArgumentHelp("Rows per batch of the chat list and the messages (0: no batching).", valueName: "n"))

@@ -17,7 +17,7 @@ struct CheckCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The store file (default: the default chat store, fixtures/chat.sqlite, generated if missing).")
+    @Argument(help: "The store file (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
     @Flag(help: "Print the report as JSON.")

@@ -27,7 +27,7 @@ struct DeleteCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The chat store (default: the default chat store, fixtures/chat.sqlite, generated if missing).")
+    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
     @Option(help: ArgumentHelp("Delete this chat (direct or group): a primary key or an x-coredata:// URI.", valueName: "id"))

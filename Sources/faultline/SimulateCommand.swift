@@ -28,7 +28,7 @@ struct SimulateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The chat store (default: the default chat store, fixtures/chat.sqlite, generated if missing).")
+    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
     @Option(help: ArgumentHelp("Messages per second; 0 for as fast as the store takes them.", valueName: "n"))
