@@ -18,8 +18,13 @@ enum FaultlineBinary {
     }
 
     static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        try run(executable: url, arguments, environment: environment)
+    }
+
+    /// Runs any program to its end, its standard input empty, both outputs read.
+    static func run(executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
         let out = Pipe()
@@ -34,6 +39,16 @@ enum FaultlineBinary {
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                       stderr: String(decoding: errData.wait(), as: UTF8.self))
+    }
+
+    /// `/usr/bin/env ARGUMENTS`: a program found on the path.
+    static func runTool(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        try run(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments, environment: environment)
+    }
+
+    /// One query through the sqlite3 shell, its output trimmed, as a user would look at a store.
+    static func sqlite3(_ path: String, _ query: String) throws -> String {
+        try runTool(["sqlite3", path, query]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 

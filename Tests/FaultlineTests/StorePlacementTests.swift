@@ -10,18 +10,7 @@ import Glibc
 @Suite(.serialized) struct StorePlacementTests {
     private let small = ["--users", "30", "--chats", "6", "--messages", "200"]
 
-    /// `sqlite3 FILE SQL`'s output, trimmed.
-    private func query(_ path: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", path, sql]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    private func query(_ path: String, _ sql: String) throws -> String { try FaultlineBinary.sqlite3(path, sql) }
 
     private func contents(_ folder: TemporaryFolder) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted()
@@ -211,19 +200,12 @@ import Glibc
         let folder = TemporaryFolder()
         let mountPoint = folder.path("small")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        mount.arguments = ["unshare", "-m", "/bin/sh", "-c",
-                           "mount -t tmpfs -o size=256k tmpfs \"$1\" && shift && exec \"$@\"", "sh", mountPoint,
-                           FaultlineBinary.url.path, "fixture", "generate", "--out", mountPoint + "/chat.sqlite"]
-        let err = Pipe()
-        mount.standardError = err
-        mount.standardOutput = FileHandle.nullDevice
-        try mount.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        mount.waitUntilExit()
+        let ran = try FaultlineBinary.runTool(["unshare", "-m", "/bin/sh", "-c",
+                                               "mount -t tmpfs -o size=256k tmpfs \"$1\" && shift && exec \"$@\"", "sh", mountPoint,
+                                               FaultlineBinary.url.path, "fixture", "generate", "--out", mountPoint + "/chat.sqlite"])
+        let stderr = ran.stderr
         try #require(!stderr.contains("mount:") && !stderr.contains("unshare:"), "cannot mount a tmpfs here: \(stderr)")
-        #expect(mount.terminationStatus == 1)
+        #expect(ran.status == 1)
         let lines = stderr.split(separator: "\n").filter { !$0.contains("%") }
         #expect(lines.count == 1, "\(stderr)")
         #expect(lines.first?.hasPrefix("error: \(mountPoint)/chat.sqlite: ") == true, "\(stderr)")
