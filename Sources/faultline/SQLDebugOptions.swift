@@ -67,10 +67,13 @@ struct SQLDebugOptions: ParsableArguments {
     func openSink(notOverwriting stores: [String] = []) throws(CommandFailure) -> FileHandle {
         guard let logFile else { return FileHandle.standardError }
         try checkLogFile(notOverwriting: stores)
-        guard FileManager.default.createFile(atPath: logFile, contents: nil), let handle = FileHandle(forWritingAtPath: logFile) else {
-            throw CommandFailure("\(logFile): cannot write the SQL log here")
+        // Opened in place, never made anew and renamed over (as `FileManager.createFile` does): a device such as
+        // `/dev/null` or a pipe stays what it is, and a regular file keeps its owner and mode.
+        let descriptor = open(logFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o644)
+        guard descriptor >= 0 else {
+            throw CommandFailure("\(logFile): cannot write the SQL log here (\(String(cString: strerror(errno))))")
         }
-        return handle
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
     /// Attaches a log to the coordinator's events when a level is in force, writing to `sink` (by default a new

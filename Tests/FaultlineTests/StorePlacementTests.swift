@@ -170,6 +170,25 @@ import Glibc
         #expect(empty.status == 0, "\(empty.stderr)")
     }
 
+    /// `--sql-log /dev/null` writes into the device; it used to be replaced by a regular file (as root).
+    @Test func theSQLLogIsWrittenInPlaceNeverReplacingWhatIsThere() throws {
+        let folder = TemporaryFolder()
+        let store = folder.path("chat.sqlite")
+        #expect(try FaultlineBinary.run(["fixture", "generate", "--out", store] + small).status == 0)
+        let result = try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-debug", "1", "--sql-log", "/dev/null"])
+        #expect(result.status == 0, "\(result.stderr)")
+        var info = stat()
+        #expect(stat("/dev/null", &info) == 0 && info.st_mode & mode_t(S_IFMT) == mode_t(S_IFCHR))
+        // A log file that exists keeps its mode; its old text is gone.
+        let log = folder.path("sql.log")
+        try "old\n".write(toFile: log, atomically: false, encoding: .utf8)
+        chmod(log, 0o600)
+        #expect(try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-debug", "1", "--sql-log", log]).status == 0)
+        #expect(stat(log, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(!text.hasPrefix("old") && text.contains("SELECT"))
+    }
+
     @Test func sideFilesWithoutTheirStoreAreRefusedWithoutForceAndRemovedWithIt() throws {
         let folder = TemporaryFolder()
         let store = folder.path("chat.sqlite")
