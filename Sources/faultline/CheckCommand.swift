@@ -47,7 +47,7 @@ struct CheckCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error.description, exitCode: 2)
         }
-        print(json ? CheckOutput.json(report) : CheckOutput.text(report), terminator: "")
+        try Output.write(json ? CheckOutput.json(report) : CheckOutput.text(report))
         if !report.isOK {
             fflush(nil)  // every stream: the report must be out before exiting
             Foundation.exit(1)

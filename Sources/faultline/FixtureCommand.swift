@@ -45,7 +45,7 @@ struct FixtureCommand: ParsableCommand {
         func run() throws {
             let options = FixtureOptions(seed: seed, users: users, chats: chats, messages: messages)
             let summary = try FixtureWriting.generate(options, to: out, replacing: force)
-            print(json ? try FixtureWriting.json(summary, path: out) : FixtureWriting.describe(summary, path: out))
+            try Output.write((json ? try FixtureWriting.json(summary, path: out) : FixtureWriting.describe(summary, path: out)) + "\n")
         }
     }
 }

@@ -63,9 +63,9 @@ struct TraceCommand: ParsableCommand {
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            print(TraceReport(screen: screen, costs: costs).json())
+            try Output.write(TraceReport(screen: screen, costs: costs).json() + "\n")
         } else {
-            print(screen)
+            try Output.write(screen + "\n")
         }
     }
 }
