@@ -18,8 +18,8 @@ enum DefaultFixture {
         let path = path
         guard !FileManager.default.fileExists(atPath: path) else { return path }
         let options = FixtureOptions.defaults
-        FileHandle.standardError.write(Data(
-            "faultline: creating the default chat store at \(path) (\(options.users) users, \(options.chats) chats, \(options.messages) messages)\n".utf8))
+        Output.writeError(
+            "faultline: creating the default chat store at \(path) (\(options.users) users, \(options.chats) chats, \(options.messages) messages)\n")
         _ = try FixtureWriting.generate(options, to: path, replacing: false)
         return path
     }

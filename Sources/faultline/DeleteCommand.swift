@@ -328,10 +328,10 @@ struct DeleteReport {
 
     // MARK: text
 
-    /// One line per fact; the path and the URI (whose store UUID comes from the file) escaped, so neither can break
-    /// a line or reach the terminal as a control sequence.
+    /// One line per fact, each escaped: the path and the URI (whose store UUID comes from the file) can break no
+    /// line and reach the terminal as no control sequence.
     func text() -> String {
-        var lines = ["\(ControlCharacters.escaped(path)): delete \(ControlCharacters.escaped(target)) (\(entity))", ""]
+        var lines = ["\(path): delete \(target) (\(entity))", ""]
         if isRefused {
             lines.append("plan (refused):")
         } else {
@@ -342,7 +342,7 @@ struct DeleteReport {
         if isRefused {
             let count = plan.denied.count
             lines.append("denied by \(count) Deny rule\(count == 1 ? "" : "s"):")
-            lines += plan.denied.map { "  " + ControlCharacters.escaped("\($0)") }
+            lines += plan.denied.map { "  \($0)" }
             lines.append("nothing deleted; the store is unchanged")
         } else if let done {
             // The save plans again in its transaction; its counts differ only if the store changed meanwhile.
@@ -365,7 +365,7 @@ struct DeleteReport {
                 lines += Self.table(undone)
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(ControlCharacters.escaped).joined(separator: "\n") + "\n"
     }
 
     private static func totals(_ plan: DeletionPlan) -> String {

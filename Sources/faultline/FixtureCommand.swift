@@ -143,18 +143,18 @@ final class ProgressBar {
             guard line != lastLine else { return }
             lastLine = line
             drawn = true
-            FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
+            Output.writeError("\r\u{1B}[2K\(line)")
         } else {
             // Plain lines: each phase at every tenth.
             let line = "\(progress.phase): \(Int(fraction * 10) * 10)%"
             guard line != lastLine else { return }
             lastLine = line
-            FileHandle.standardError.write(Data("\(line)\n".utf8))
+            Output.writeError("\(line)\n")
         }
     }
 
     func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        if drawn { Output.writeError("\r\u{1B}[2K") }
         drawn = false
     }
 }

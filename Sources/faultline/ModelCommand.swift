@@ -41,7 +41,7 @@ struct ModelCommand: ParsableCommand {
         if ddl {
             try Output.write(schema.ddl)
         } else if json {
-            try Output.write(ModelReport(file: path, schema: schema).json() + "\n")
+            try Output.write(try ModelReport(file: path, schema: schema).json() + "\n")
         } else {
             try Output.write(ModelReport(file: path, schema: schema).text())
         }

@@ -37,7 +37,8 @@ enum Output {
     /// Writes `text` to stdout in full.
     static func write(_ text: String) throws(CommandFailure) {
         if let reason = writeAll(text, to: STDOUT_FILENO) {
-            throw CommandFailure("stdout: cannot write the output (\(reason))")
+            if reason == EBADF { throw CommandFailure("stdout is closed: cannot write the output") }
+            throw CommandFailure("stdout: cannot write the output (\(String(cString: strerror(reason))))")
         }
     }
 
@@ -55,8 +56,8 @@ enum Output {
     }
 
     /// Writes every byte of `text` to `descriptor`, retrying after an interruption and waiting while a non-blocking
-    /// descriptor is full. Returns why it stopped short, or nil when all was written.
-    private static func writeAll(_ text: String, to descriptor: Int32) -> String? {
+    /// descriptor is full. Returns the error number it stopped short with, or nil when all was written.
+    private static func writeAll(_ text: String, to descriptor: Int32) -> Int32? {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -75,7 +76,7 @@ enum Output {
                 _ = poll(&poller, 1, -1)
                 continue
             }
-            return String(cString: strerror(code))
+            return code
         }
         return nil
     }
