@@ -96,7 +96,9 @@ public struct IncomingMessages: Sendable {
         guard let chat else { throw .objectNotFound(uri: context.uri(for: chatID)) }
 
         let senders = try Self.senderKeys(of: chatID, in: context)
-        let texts = Self.texts[Int(chatID.primaryKey % Int64(Self.texts.count))]
+        // The key's magnitude: a store's Z_PK may be negative. `texts` is never empty, nor any list in it (the corpus
+        // refuses empty files, and the fallback has one list of six), so the index and `pick` stay in range.
+        let texts = Self.texts[Int(chatID.primaryKey.magnitude % UInt64(Self.texts.count))]
         let text = random.pick(texts)
         let senderKey = senders.isEmpty ? nil : senders[random.below(senders.count)]
         // After the chat's last message as stored now, whoever wrote it: the chat's lastMessage only moves forward.
