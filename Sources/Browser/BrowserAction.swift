@@ -116,12 +116,15 @@ public enum BrowserAction: Equatable, Sendable {
         case "search":
             return [.search(argument ?? "")]
         case "batch":
-            guard let argument, let size = Int(argument), size >= 0 else { throw bad("batch takes a size: a number from 0") }
+            guard let argument, let size = Int(argument), BrowserSettings.batchSizeRange.contains(size) else {
+                throw bad("batch takes a size: a number from 0 to \(BrowserSettings.batchSizeRange.upperBound)")
+            }
             return [.batch(size)]
         case "resize":
-            let numbers = argument?.lowercased().split(separator: "x").compactMap { Int($0) } ?? []
-            guard numbers.count == 2, numbers[0] > 0, numbers[1] > 0 else { throw bad("resize takes a size like 120x40") }
-            return [.resize(width: numbers[0], height: numbers[1])]
+            guard let argument, let size = Layout.size(argument) else {
+                throw bad("resize takes a size like 120x40, each side from 1 to \(Layout.sideRange.upperBound)")
+            }
+            return [.resize(width: size.width, height: size.height)]
         default:
             guard let action = plain[word] else {
                 throw bad("unknown action; known: " + (plain.keys.sorted() + ["batch N", "resize WxH", "search TEXT"]).joined(separator: ", "))

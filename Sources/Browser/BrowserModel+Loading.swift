@@ -1,6 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
+import Terminal
 
 /// The fetches behind the panes, and turning the visible part of them into rows.
 extension BrowserModel {
@@ -373,8 +374,9 @@ extension BrowserModel {
             .map { "\($0.key)\($0.value)" }.joined(separator: " ")
     }
 
+    /// A message text for one row: line breaks and other control characters become spaces.
     static func oneLine(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: " ")
+        ControlCharacters.replaced(in: text, by: " ")
     }
 
     /// What a message of a non-text kind shows instead of its text.

@@ -51,6 +51,10 @@ public struct BrowserSettings: Equatable, Sendable {
         self.readOnly = readOnly
     }
 
+    /// The batch sizes `--batch-size` and a script's `batch N` take: more rows than any store's list holds would only
+    /// risk overflowing the fetch's arithmetic.
+    public static let batchSizeRange = 0...1_000_000
+
     /// The batch sizes `b` cycles through.
     public static let batchSizes = [0, 20, 100]
 

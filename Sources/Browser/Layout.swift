@@ -16,6 +16,17 @@ public struct Rect: Equatable, Sendable {
 public struct Layout: Equatable, Sendable {
     public static let minimumWidth = 60
     public static let minimumHeight = 15
+    /// The widths and heights a headless screen (`trace --size`, a script's `resize`) may have: the frame is built
+    /// in memory, row by row, so its size is bounded.
+    public static let sideRange = 1...1_000
+
+    /// `WIDTHxHEIGHT` (`120x40`) read as a size with both sides in `sideRange`; nil for anything else.
+    public static func size(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+              sideRange.contains(width), sideRange.contains(height) else { return nil }
+        return (width, height)
+    }
 
     public var chats: Rect
     public var main: Rect

@@ -20,6 +20,8 @@ public final class LiveWriter: Sendable {
         let progress = Progress()
         self.progress = progress
         let writer = ContextActor(coordinator: coordinator, name: "live writer")
+        // At most 10 s between deliveries: `max` keeps 0.1 for a rate below it, and for NaN (Swift's `max` returns its
+        // first argument when the comparison fails), so the milliseconds are always 0…10000.
         let pause = Duration.milliseconds(Int(1_000 / max(0.1, rate)))
         task = Task.detached {
             var incoming = IncomingMessages(seed: seed)

@@ -17,9 +17,13 @@ import GraphStore
 /// "me" only when nobody else is a member). The text is a line of the message corpus (`Sources/ChatFixture/Corpus`), in one
 /// language per chat; a few built-in lines stand in when the corpus cannot be read.
 ///
-/// **When.** `sentAt` is the time of delivery, moved forward (by a fixed offset) when the store's newest message is
-/// later than the clock, and always at least a millisecond after the previous delivery: each delivered message is
-/// the newest in the store, so its chat moves to the top of a list sorted by last-message time.
+/// **When.** `sentAt` is the time of delivery, moved forward (by a fixed offset) only when the store's newest message
+/// is later than the clock, and always at least a millisecond after the previous delivery and after the chat's
+/// current last message as read for this delivery: each delivered message is the newest of its chat, so the chat's
+/// `lastMessage` never goes back in time and the chat moves to the top of a list sorted by last-message time. Other
+/// writers (another `simulate`, the browser's `--live` writer) do the same on the same clock: a store whose messages
+/// are all in the past gets no offset, so two writers' messages are dated in the order of the wall clock, and the
+/// chat's row is version-checked at the save, so a chat another writer changed meanwhile is read again.
 ///
 /// **What it costs.** The same six statements every time, whatever the chat's size or what the row cache holds:
 /// two reads (the chat's row with its last message's, in one joined fetch; the chat's members' user keys) and the
@@ -92,10 +96,14 @@ public struct IncomingMessages: Sendable {
         guard let chat else { throw .objectNotFound(uri: context.uri(for: chatID)) }
 
         let senders = try Self.senderKeys(of: chatID, in: context)
-        let texts = Self.texts[Int(chatID.primaryKey % Int64(Self.texts.count))]
+        // The key's magnitude: a store's Z_PK may be negative. `texts` is never empty, nor any list in it (the corpus
+        // refuses empty files, and the fallback has one list of six), so the index and `pick` stay in range.
+        let texts = Self.texts[Int(chatID.primaryKey.magnitude % UInt64(Self.texts.count))]
         let text = random.pick(texts)
         let senderKey = senders.isEmpty ? nil : senders[random.below(senders.count)]
-        let sentAt = nextSentAt()
+        // After the chat's last message as stored now, whoever wrote it: the chat's lastMessage only moves forward.
+        let current: Date? = if case .date(let date) = chat.attributeValue(forKey: "lastMessageAt") { date } else { nil }
+        let sentAt = nextSentAt(after: current)
 
         let message = context.insert("Message")
         message.setAttributeValue(.string(text), forKey: "text")
@@ -142,7 +150,10 @@ public struct IncomingMessages: Sendable {
             let row = try context.fetchDictionaries(newest).first
             if case .date(let date)? = row?["sentAt"] {
                 latest = date
-                offset = max(0, date.timeIntervalSinceNow + 1)
+                // Only a store dated ahead of the clock moves the clock: a message saved a moment ago (by another
+                // writer still running) is behind it, and nudging past it here would date this writer's messages
+                // ahead of the other's for good. `nextSentAt` keeps each message after `latest` anyway.
+                offset = max(0, date.timeIntervalSinceNow)
             } else {
                 latest = .distantPast
             }
@@ -187,11 +198,13 @@ public struct IncomingMessages: Sendable {
         return others.isEmpty ? users : others
     }
 
-    /// A time after every message in the store and every earlier delivery.
-    private func nextSentAt() -> Date {
+    /// The clock (moved by `offset`), or a millisecond after the latest delivery or `chatLast` when the clock is not
+    /// past them by that much.
+    private func nextSentAt(after chatLast: Date?) -> Date {
         let now = Date(timeIntervalSinceNow: offset)
-        guard let latest, now.timeIntervalSince(latest) < 0.001 else { return now }
-        return latest.addingTimeInterval(0.001)
+        let floor = [latest, chatLast].compactMap { $0 }.max()
+        guard let floor, now.timeIntervalSince(floor) < 0.001 else { return now }
+        return floor.addingTimeInterval(0.001)
     }
 
     // MARK: texts

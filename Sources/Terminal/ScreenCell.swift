@@ -44,7 +44,7 @@ extension StyledLine {
 
     /// Columns a scalar takes (what `wcwidth` says), or nil for control and unprintable characters.
     private static func columns(of scalar: Unicode.Scalar) -> Int? {
-        if scalar.value < 0x20 || scalar.value == 0x7F { return nil }
+        if ControlCharacters.contains(scalar) { return nil }
         if scalar.value < 0x7F { return 1 }
         let columns = Int(wcwidth(wchar_t(bitPattern: scalar.value)))
         return columns < 0 ? nil : columns

@@ -79,6 +79,7 @@ public struct Frame: Hashable, Sendable {
     }
 
     /// The frame as plain text, one line per row, trailing spaces kept (what `capture-pane` would show, wide
-    /// characters once each).
-    public var text: String { lines.map(\.text).joined(separator: "\n") }
+    /// characters once each). Control characters are left out, as the terminal's cells leave them out: text from a
+    /// store that holds an escape sequence shows as its printable rest, never as the sequence.
+    public var text: String { lines.map { ControlCharacters.removed(from: $0.text) }.joined(separator: "\n") }
 }

@@ -108,9 +108,9 @@ struct BenchCommand: ParsableCommand {
             }
         }
         if json {
-            print(report.json())
+            try Output.write(report.json() + "\n")
         } else {
-            print(report.table(), terminator: "")
+            try Output.write(report.table())
         }
     }
 
@@ -120,6 +120,6 @@ struct BenchCommand: ParsableCommand {
     }
 
     private static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        Output.writeError(line + "\n")
     }
 }

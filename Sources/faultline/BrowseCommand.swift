@@ -28,7 +28,9 @@ struct BrowseCommand: ParsableCommand {
 
     func validate() throws {
         if live, browser.readOnly { throw ValidationError("--live writes to the store; it cannot be combined with --read-only") }
-        guard liveRate > 0, liveRate <= 1_000 else { throw ValidationError("--live-rate must be more than 0 and at most 1000, not \(liveRate)") }
+        // The writer pauses 1/rate seconds between deliveries, at most 10 (LiveWriter): slower rates are refused, not
+        // quietly raised.
+        guard liveRate >= 0.1, liveRate <= 1_000 else { throw ValidationError("--live-rate must be from 0.1 to 1000 messages a second, not \(liveRate)") }
     }
 
     func run() throws {

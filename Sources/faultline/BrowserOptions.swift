@@ -19,7 +19,9 @@ struct BrowserOptions: ParsableArguments {
     var readOnly = false
 
     func validate() throws {
-        guard batchSize >= 0 else { throw ValidationError("--batch-size must be 0 or more, not \(batchSize)") }
+        guard BrowserSettings.batchSizeRange.contains(batchSize) else {
+            throw ValidationError("--batch-size must be 0 or more, at most \(BrowserSettings.batchSizeRange.upperBound), not \(batchSize)")
+        }
     }
 
     var settings: BrowserSettings {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphStore
+import Terminal
 
 /// `faultline check [STORE]`: verifies a store's rows against the model it records, without changing it.
 struct CheckCommand: ParsableCommand {
@@ -47,7 +48,7 @@ struct CheckCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error.description, exitCode: 2)
         }
-        print(json ? CheckOutput.json(report) : CheckOutput.text(report), terminator: "")
+        try Output.write(json ? CheckOutput.json(report) : CheckOutput.text(report))
         if !report.isOK {
             fflush(nil)  // every stream: the report must be out before exiting
             Foundation.exit(1)
@@ -71,7 +72,8 @@ enum CheckOutput {
                 report.violationCounts[kind].flatMap { $0 > 0 ? "\($0) \(kind.rawValue)" : nil }
             }
             lines.append("\(Self.count(count, "violation")): \(byKind.joined(separator: ", "))")
-            return lines.joined(separator: "\n") + "\n"
+            // Each line escaped: the path, the store's UUID and names from its recorded model are text from outside.
+            return lines.map(ControlCharacters.escaped).joined(separator: "\n") + "\n"
         }
         lines.append("\(report.path): ok")
         let links = report.joinTables.reduce(0) { $0 + $1.rows }
@@ -87,7 +89,7 @@ enum CheckOutput {
             lines.append("")
             lines += columns([["join table", "rows"]] + report.joinTables.map { [$0.name, String($0.rows)] })
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(ControlCharacters.escaped).joined(separator: "\n") + "\n"
     }
 
     /// `1 row`, `2 rows`.

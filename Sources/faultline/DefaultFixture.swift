@@ -50,13 +50,13 @@ enum DefaultFixture {
             throw CommandFailure("\(folder): cannot make the folder for the default chat store (\(error.localizedDescription))")
         }
         let lock = FolderLock(folder) {
-            FileHandle.standardError.write(Data("faultline: waiting for another faultline process to finish making the default chat store at \(path)\n".utf8))
+            Output.writeError("faultline: waiting for another faultline process to finish making the default chat store at \(path)\n")
         }
         defer { lock.release() }
         if exists(path) { return path }
         let options = FixtureOptions.defaults
-        FileHandle.standardError.write(Data(
-            "faultline: creating the default chat store at \(path) (\(options.users) users, \(options.chats) chats, \(options.messages) messages)\n".utf8))
+        Output.writeError(
+            "faultline: creating the default chat store at \(path) (\(options.users) users, \(options.chats) chats, \(options.messages) messages)\n")
         do {
             _ = try FixtureWriting.generate(options, to: path, replacing: false, clearingLeftovers: true)
         } catch where exists(path) {

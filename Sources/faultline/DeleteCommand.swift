@@ -3,6 +3,7 @@ import ChatFixture
 import Foundation
 import GRDB
 import GraphStore
+import Terminal
 
 /// `faultline delete [STORE] (--chat ID | --user ID | --message ID)`: shows what deleting one object takes with it,
 /// then deletes it through the object graph's delete rules and saves.
@@ -97,7 +98,8 @@ struct DeleteCommand: ParsableCommand {
         if !dryRun && !report.plan.isDenied {
             let session = try DeleteSession(path: path, readOnly: false, requireWritable: true)
             logs.append(try log(session))
-            let object = try session.resolve(target)
+            // Another process may have deleted it since the plan: then this one deletes nothing, and says so.
+            let object = try session.resolve(target, planned: true)
             switch try session.deleteAndSave(object, thenUndo: undo) {
             case .saved(let done, let undone):
                 report.done = done
@@ -108,11 +110,14 @@ struct DeleteCommand: ParsableCommand {
         }
         withExtendedLifetime(logs) {}
 
-        print(json ? report.json() : report.text(), terminator: "")
-        if report.isRefused {
-            fflush(nil)  // every stream: the report must be out before exiting
-            Foundation.exit(1)
+        let text = json ? try report.json() : report.text()
+        do throws(CommandFailure) {
+            try Output.write(text)
+        } catch {
+            // The delete is in the store whatever became of the report: say so on the one error line.
+            throw report.saved ? CommandFailure("\(error.message); the delete of \(report.target) was saved") : error
         }
+        if report.isRefused { Foundation.exit(1) }
     }
 }
 
@@ -164,8 +169,12 @@ private struct DeleteSession {
         context = ObjectContext(coordinator: coordinator, name: "delete")
     }
 
-    /// The object the ID names, as its real entity (a chat's row says whether it is a direct or a group chat).
-    func resolve(_ target: DeleteTarget) throws(CommandFailure) -> ManagedObject {
+    /// The object the ID names, as its real entity (a chat's row says whether it is a direct or a group chat), its
+    /// row read: the save checks that row's version, so a row another process deleted or changed since is a
+    /// conflict, not a delete of nothing.
+    /// - Parameter planned: the object was found once already (the plan); a missing row now means another
+    ///   process deleted it meanwhile.
+    func resolve(_ target: DeleteTarget, planned: Bool = false) throws(CommandFailure) -> ManagedObject {
         let model = coordinator.model
         guard let base = model.entity(named: target.entity), let mapping = coordinator.mapping(forEntity: target.entity) else {
             throw CommandFailure("the chat model has no entity '\(target.entity)'")
@@ -204,15 +213,23 @@ private struct DeleteSession {
             throw CommandFailure("\(path): \(error)")
         }
         guard let rowEntity else {
+            if planned {
+                throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key) any more: another process deleted it after the plan was made; nothing deleted")
+            }
             throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key)")
         }
         guard let found = model.entities.first(where: { $0.number == rowEntity }), base.includes(found.name), !found.isAbstract else {
             throw CommandFailure("\(path): row \(key) of \(mapping.table) has Z_ENT \(rowEntity), which is not \(kinds)")
         }
-        if let namedEntity, !model.entity(named: namedEntity)!.includes(found.name) {
+        if let namedEntity, model.entity(named: namedEntity)?.includes(found.name) != true {
             throw CommandFailure("\(path): no \(namedEntity) with primary key \(key) (that row of \(mapping.table) is a \(found.name))")
         }
-        return context.object(with: ObjectID(entityNumber: found.number, primaryKey: key))
+        do {
+            // Reads the row now: its version is what the save checks before deleting.
+            return try context.existingObject(with: ObjectID(entityNumber: found.number, primaryKey: key))
+        } catch {
+            throw CommandFailure("\(path): no \(found.name) with primary key \(key) any more: another process deleted it meanwhile; nothing deleted")
+        }
     }
 
     func plan(_ object: ManagedObject) throws(CommandFailure) -> DeletionPlan {
@@ -237,6 +254,14 @@ private struct DeleteSession {
         } catch .deleteDenied(let blockers) {
             context.rollback()
             return .denied(blockers)
+        } catch .optimisticLockingConflict {
+            // The row changed or went since it was read: another process got there first. Nothing was written.
+            context.rollback()
+            let uri = context.uri(for: object.objectID)
+            if (try? rowExists(object.objectID)) == false {
+                throw CommandFailure("\(path): \(uri) was deleted by another process before this delete was saved; nothing deleted")
+            }
+            throw CommandFailure("\(path): \(uri) was changed by another process while this delete was being planned; nothing deleted (run the command again)")
         } catch {
             context.rollback()
             throw CommandFailure("\(path): \(error)")
@@ -251,6 +276,14 @@ private struct DeleteSession {
             throw CommandFailure("\(path): the delete was saved, but undoing it failed: \(error)")
         }
         return .saved(done, undone: try plan(object))
+    }
+
+    /// Whether the object's row is in the store now.
+    private func rowExists(_ id: ObjectID) throws -> Bool {
+        let table = coordinator.mapping(forEntityNumber: id.entityNumber).table
+        return try coordinator.store.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE Z_PK = ?", arguments: [id.primaryKey]) != nil
+        }
     }
 }
 
@@ -295,6 +328,8 @@ struct DeleteReport {
 
     // MARK: text
 
+    /// One line per fact, each escaped: the path and the URI (whose store UUID comes from the file) can break no
+    /// line and reach the terminal as no control sequence.
     func text() -> String {
         var lines = ["\(path): delete \(target) (\(entity))", ""]
         if isRefused {
@@ -330,7 +365,7 @@ struct DeleteReport {
                 lines += Self.table(undone)
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(ControlCharacters.escaped).joined(separator: "\n") + "\n"
     }
 
     private static func totals(_ plan: DeletionPlan) -> String {
@@ -389,7 +424,7 @@ struct DeleteReport {
 
     /// `{"target":…, "deleted":{…}, "nullified":{…}, "denied":[{"object","relationship","count"}], "saved":…}`,
     /// keys sorted. `deleted` and `nullified` are what the save did when `saved` is true, else what the plan says.
-    func json() -> String {
+    func json() throws(CommandFailure) -> String {
         let counts = done ?? plan
         let value = JSONReport(
             target: target, deleted: counts.deleted, nullified: counts.nullified,
@@ -397,7 +432,10 @@ struct DeleteReport {
             saved: saved, undone: undone.map { .init(deleted: $0.deleted, nullified: $0.nullified) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Strings, numbers and booleans only: encoding cannot fail.
-        return String(decoding: try! encoder.encode(value), as: UTF8.self) + "\n"
+        do {
+            return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+        } catch {
+            throw CommandFailure("cannot write the report as JSON: \(error)")
+        }
     }
 }

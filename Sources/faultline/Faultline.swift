@@ -3,6 +3,7 @@ import ChatFixture
 import Foundation
 import GRDB
 import GraphStore
+import Terminal
 
 /// The `faultline` command: a terminal browser for chat data in a Core Data–style object-graph store.
 @main
@@ -31,28 +32,43 @@ struct Faultline: ParsableCommand {
     }
 
     static func main() {
+        // Before anything is opened or written: a write to a closed or broken stdout becomes an error, not a crash.
+        Output.prepare()
         do {
             var command = try parseAsRoot()
             try BusyTimeout.applyEnvironment()
             try command.run()
+            try Output.finish()
         } catch let failure as CommandFailure {
-            FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
-            Foundation.exit(failure.exitCode)
+            fail(failure)
         } catch {
             reportParsingError(error)
         }
     }
 
-    /// Help and version requests print as ArgumentParser prints them; a usage error becomes one `error:` line.
+    /// Writes the failure's `error:` line and exits with its status.
+    static func fail(_ failure: CommandFailure) -> Never {
+        Output.writeError("error: \(failure.message)\n")
+        Foundation.exit(failure.exitCode)
+    }
+
+    /// Help and version requests print what ArgumentParser would print, through `Output` (so a help text that cannot
+    /// be written is an error, not a success); a usage error becomes one `error:` line.
     private static func reportParsingError(_ error: any Error) -> Never {
         let code = exitCode(for: error)
         if code == .success {
-            exit(withError: error)
+            let text = fullMessage(for: error)
+            do {
+                if !text.isEmpty { try Output.write(text + "\n") }
+                try Output.finish()
+            } catch {
+                fail(error)
+            }
+            Foundation.exit(code.rawValue)
         }
         let message = fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
         let text = message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message
-        FileHandle.standardError.write(Data("error: \(text) (see 'faultline --help')\n".utf8))
-        Foundation.exit(code.rawValue)
+        fail(CommandFailure("\(text) (see 'faultline --help')", exitCode: code.rawValue))
     }
 }
 
@@ -69,6 +85,7 @@ struct CommandFailure: Error {
     init(_ error: ModelError) { self.init(error.description) }
     init(_ error: StoreError) { self.init(error.description) }
 
-    /// Line breaks (in a path, or in a message quoting a file) would split the one `error:` line: shown escaped.
-    static func oneLine(_ text: String) -> String { text.escapingLineBreaks }
+    /// Line breaks (in a path, or in a message quoting a file) would split the one `error:` line, and other control
+    /// characters would reach the terminal: all are shown escaped (`\n`, `\u{1B}`).
+    static func oneLine(_ text: String) -> String { ControlCharacters.escaped(text) }
 }

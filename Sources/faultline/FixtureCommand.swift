@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChatFixture
 import Foundation
+import Terminal
 
 /// `faultline fixture generate`: a chat store with a messenger's shape, the same for the same seed.
 struct FixtureCommand: ParsableCommand {
@@ -45,7 +46,7 @@ struct FixtureCommand: ParsableCommand {
         func run() throws {
             let options = FixtureOptions(seed: seed, users: users, chats: chats, messages: messages)
             let summary = try FixtureWriting.generate(options, to: out, replacing: force)
-            print(json ? try FixtureWriting.json(summary, path: out) : FixtureWriting.describe(summary, path: out))
+            try Output.write((json ? try FixtureWriting.json(summary, path: out) : FixtureWriting.describe(summary, path: out)) + "\n")
         }
     }
 }
@@ -125,7 +126,7 @@ enum FixtureWriting {
 
     static func describe(_ summary: FixtureSummary, path: String) -> String {
         func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
-        return "\(path): \(number(summary.users)) users, \(number(summary.chats)) chats (\(number(summary.groups)) groups, "
+        return "\(ControlCharacters.escaped(path)): \(number(summary.users)) users, \(number(summary.chats)) chats (\(number(summary.groups)) groups, "
             + "\(number(summary.members)) members), \(number(summary.messages)) messages, \(number(summary.reactions)) reactions, "
             + "\(number(summary.attachments)) attachments, \(number(summary.receipts)) read receipts, \(number(summary.folders)) folders"
     }
@@ -138,7 +139,8 @@ final class ProgressBar {
     private var drawn = false
 
     func show(_ progress: FixtureProgress) {
-        let fraction = progress.total == 0 ? 1 : Double(progress.done) / Double(progress.total)
+        // Clamped: a phase's count past its total must not draw a bar longer than its width.
+        let fraction = progress.total <= 0 ? 1 : min(max(Double(progress.done) / Double(progress.total), 0), 1)
         if isTerminal {
             let width = 30
             let filled = Int(fraction * Double(width))
@@ -147,18 +149,18 @@ final class ProgressBar {
             guard line != lastLine else { return }
             lastLine = line
             drawn = true
-            FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
+            Output.writeError("\r\u{1B}[2K\(line)")
         } else {
             // Plain lines: each phase at every tenth.
             let line = "\(progress.phase): \(Int(fraction * 10) * 10)%"
             guard line != lastLine else { return }
             lastLine = line
-            FileHandle.standardError.write(Data("\(line)\n".utf8))
+            Output.writeError("\(line)\n")
         }
     }
 
     func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        if drawn { Output.writeError("\r\u{1B}[2K") }
         drawn = false
     }
 }

@@ -39,11 +39,11 @@ struct ModelCommand: ParsableCommand {
         }
         let schema = StoreSchema(model: model)
         if ddl {
-            print(schema.ddl, terminator: "")
+            try Output.write(schema.ddl)
         } else if json {
-            print(ModelReport(file: path, schema: schema).json())
+            try Output.write(try ModelReport(file: path, schema: schema).json() + "\n")
         } else {
-            print(ModelReport(file: path, schema: schema).text(), terminator: "")
+            try Output.write(ModelReport(file: path, schema: schema).text())
         }
     }
 }

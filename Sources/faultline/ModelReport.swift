@@ -1,5 +1,6 @@
 import Foundation
 import GraphStore
+import Terminal
 
 /// The `model` command's output: a readable summary or JSON, built from one description of the model.
 struct ModelReport: Encodable {
@@ -104,13 +105,18 @@ struct ModelReport: Encodable {
         }
     }
 
-    func json() -> String {
+    func json() throws(CommandFailure) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Strings, numbers and booleans only: encoding cannot fail.
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        do {
+            return String(decoding: try encoder.encode(self), as: UTF8.self)
+        } catch {
+            throw CommandFailure("\(file): cannot write the model as JSON: \(error)")
+        }
     }
 
+    /// The summary, one fact per line. Names, values and the path come from the model file and the command line:
+    /// each line is escaped, so a line break or an escape sequence in them shows as `\n` or `\u{1B}`.
     func text() -> String {
         var lines: [String] = []
         let warningText = warnings.count == 1 ? "1 warning" : "\(warnings.count) warnings"
@@ -148,7 +154,7 @@ struct ModelReport: Encodable {
             lines.append("warnings:")
             lines += warnings.map { "  \($0)" }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(ControlCharacters.escaped).joined(separator: "\n") + "\n"
     }
 
     /// Rows padded into columns, indented under their entity.

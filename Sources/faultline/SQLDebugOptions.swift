@@ -82,7 +82,7 @@ struct SQLDebugOptions: ParsableArguments {
         guard let level = try effectiveLevel() else { return nil }
         let sink = if let sink { sink } else { try openSink(notOverwriting: [coordinator.store.path]) }
         let log = SQLDebugLog(level: level, uri: { [coordinator] in coordinator.uri(for: $0) }, write: { line in
-            sink.write(Data((line + "\n").utf8))
+            try? sink.write(contentsOf: Data((line + "\n").utf8))  // a full disk or closed stderr drops lines, never crashes
         })
         _ = log.attach(to: coordinator.events)
         return log

@@ -60,9 +60,9 @@ struct ScenarioCommand: ParsableCommand {
             throw CommandFailure("scenario \(scenario.rawValue): \(error.description)")
         }
         if json {
-            print(report.json())
+            try Output.write(report.json() + "\n")
         } else {
-            print(report.table(title: scenario.title), terminator: "")
+            try Output.write(report.table(title: scenario.title))
         }
     }
 

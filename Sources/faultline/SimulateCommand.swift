@@ -2,6 +2,7 @@ import ArgumentParser
 import ChatFixture
 import Foundation
 import GraphStore
+import Terminal
 
 /// `faultline simulate [STORE] [--rate N] [--count N] [--seed N]`: incoming messages, saved one at a time, each
 /// reported on stdout once committed.
@@ -31,7 +32,7 @@ struct SimulateCommand: ParsableCommand {
     @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
-    @Option(help: ArgumentHelp("Messages per second; 0 for as fast as the store takes them.", valueName: "n"))
+    @Option(help: ArgumentHelp("Messages per second, from 0.001 to 1000000; 0 for as fast as the store takes them.", valueName: "n"))
     var rate: Double = 3
 
     @Option(help: ArgumentHelp("Stop after this many messages (default: run until stopped).", valueName: "n"))
@@ -43,9 +44,16 @@ struct SimulateCommand: ParsableCommand {
     @OptionGroup var sqlDebug: SQLDebugOptions
 
     func validate() throws {
-        if !rate.isFinite || rate < 0 { throw ValidationError("--rate must be 0 (as fast as possible) or more messages per second, not \(rate)") }
+        // Bounded so that the interval between messages (1/rate seconds, kept in nanoseconds) is always a number
+        // the clock can hold: from a microsecond to 1000 seconds.
+        if !rate.isFinite || rate < 0 || (rate > 0 && !(Self.rates).contains(rate)) {
+            throw ValidationError("--rate must be 0 (as fast as possible) or from 0.001 to 1000000 messages per second, not \(rate)")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1, not \(count)") }
     }
+
+    /// Rates (messages a second) `--rate` takes besides 0.
+    static let rates = 0.001...1_000_000.0
 
     func run() throws {
         let path = try store ?? DefaultFixture.ensure()
@@ -58,6 +66,7 @@ struct SimulateCommand: ParsableCommand {
 
         let context = ObjectContext(coordinator: coordinator, name: "simulate")
         var incoming = IncomingMessages(seed: seed)
+        // validate() keeps rate in `rates` (or 0): 1e9 / rate is at most 1e12 nanoseconds.
         let interval: Duration = rate > 0 ? .nanoseconds(Int64((1e9 / rate).rounded())) : .zero
         let clock = ContinuousClock()
         var due = clock.now
@@ -76,14 +85,17 @@ struct SimulateCommand: ParsableCommand {
                 throw CommandFailure("\(path): \(error)")
             }
             delivered += 1
-            // One write per line, unbuffered: the line is out before the next delivery starts.
-            FileHandle.standardOutput.write(Data(Self.line(delivery, coordinator: coordinator).utf8))
+            // One write per line, unbuffered: the line is out before the next delivery starts. A line that cannot be
+            // written (a closed stdout, a reader gone) stops the run with an error.
+            try Output.write(Self.line(delivery, coordinator: coordinator))
         }
     }
 
-    /// `saved <message URI> chat <chat key> <text>` and a line break.
+    /// `saved <message URI> chat <chat key> <text>` and a line break. The URI holds the store's UUID, read from the
+    /// file, and the text comes from the corpus: both escaped, so neither can break the line or forge another.
     static func line(_ delivery: Delivery, coordinator: PersistentStoreCoordinator) -> String {
-        "saved \(coordinator.uri(for: delivery.message)) chat \(delivery.chat.primaryKey) \(delivery.text)\n"
+        let uri = ControlCharacters.escaped(coordinator.uri(for: delivery.message))
+        return "saved \(uri) chat \(delivery.chat.primaryKey) \(ControlCharacters.escaped(delivery.text))\n"
     }
 
     /// The store, writable; never created (a missing file is an error, not a new empty store), and refused before

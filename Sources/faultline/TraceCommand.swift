@@ -35,9 +35,8 @@ struct TraceCommand: ParsableCommand {
     @OptionGroup var sqlDebug: SQLDebugOptions
 
     func run() throws {
-        let numbers = size.lowercased().split(separator: "x").compactMap { Int($0) }
-        guard numbers.count == 2, numbers[0] > 0, numbers[1] > 0, numbers[0] <= 1000, numbers[1] <= 1000 else {
-            throw CommandFailure("--size '\(size)': give WIDTHxHEIGHT, e.g. 120x40")
+        guard let screenSize = Layout.size(size) else {
+            throw CommandFailure("--size '\(size)': give WIDTHxHEIGHT, e.g. 120x40, each side from 1 to \(Layout.sideRange.upperBound)")
         }
         let actions: [BrowserAction]
         do {
@@ -51,7 +50,7 @@ struct TraceCommand: ParsableCommand {
         try sqlDebug.checkLogFile(notOverwriting: [path])
         let model: BrowserModel
         do {
-            model = try BrowserModel(path: path, settings: browser.settings, width: numbers[0], height: numbers[1])
+            model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height)
         } catch {
             throw CommandFailure(error)
         }
@@ -63,9 +62,9 @@ struct TraceCommand: ParsableCommand {
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            print(TraceReport(screen: screen, costs: costs).json())
+            try Output.write(TraceReport(screen: screen, costs: costs).json() + "\n")
         } else {
-            print(screen)
+            try Output.write(screen + "\n")
         }
     }
 }

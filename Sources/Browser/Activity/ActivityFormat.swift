@@ -1,5 +1,6 @@
 import Foundation
 import GraphStore
+import Terminal
 
 /// How the activity panel and the SQL log write durations, counts and bound values.
 ///
@@ -64,15 +65,7 @@ public enum ActivityFormat {
 
     /// `text` for one screen line: line breaks and other control characters become spaces.
     static func oneLine(_ text: String) -> String {
-        // Most text has no control character at all: a scan of its bytes says so without decoding it. C0 controls
-        // and DEL are single bytes; C1 controls (U+0080–U+009F) are encoded as 0xC2 followed by 0x80–0x9F.
-        var afterC2 = false
-        let hasControl = text.utf8.contains { byte in
-            defer { afterC2 = byte == 0xC2 }
-            return byte < 0x20 || byte == 0x7F || (afterC2 && byte >= 0x80 && byte <= 0x9F)
-        }
-        guard hasControl else { return text }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        ControlCharacters.replaced(in: text, by: " ")
     }
 
     private static func nanoseconds(of duration: Duration) -> Int64 {

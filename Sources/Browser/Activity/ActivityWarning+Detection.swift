@@ -50,8 +50,7 @@ extension ActivityWarning {
             }
         }
         return order.compactMap { sql in
-            let run = runs[sql]!
-            guard run.count >= nPlusOneThreshold else { return nil }
+            guard let run = runs[sql], run.count >= nPlusOneThreshold else { return nil }
             // One SQL text is one kind of fault: the first statement tells which.
             switch run[0].cause {
             case .relationshipFault(let entity, let key):
@@ -106,8 +105,10 @@ extension ActivityWarning {
             if faults[name] == nil { order.append(name) }
             faults[name, default: (count: 0, derived: derived.name)].count += 1
         }
-        return order.map { name in
-            let (count, derived) = faults[name]!
+        return order.compactMap { name in
+            // Every name in `order` was counted in `faults` just above.
+            guard let entry = faults[name] else { return nil }
+            let (count, derived) = entry
             return ActivityWarning(
                 kind: .countFiredRelationship,
                 message: "count of \(name) fired the relationship (\(ActivityFormat.count(count, "fault"))) — use \(derived) (derived count)")
