@@ -374,8 +374,11 @@ extension BrowserModel {
     }
 
     static func oneLine(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: " ")
+        // No row is wider than this many characters: a damaged store's 10 MB message is not copied on every move.
+        text.prefix(rowTextLimit).replacingOccurrences(of: "\n", with: " ")
     }
+
+    static let rowTextLimit = 2_000
 
     /// What a message of a non-text kind shows instead of its text.
     static func placeholder(kind: ChatFixture.Message.Kind) -> String? {

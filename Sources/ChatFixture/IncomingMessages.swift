@@ -92,7 +92,8 @@ public struct IncomingMessages: Sendable {
         guard let chat else { throw .objectNotFound(uri: context.uri(for: chatID)) }
 
         let senders = try Self.senderKeys(of: chatID, in: context)
-        let texts = Self.texts[Int(chatID.primaryKey % Int64(Self.texts.count))]
+        // By the key's magnitude: a damaged store's negative key must not give a negative index.
+        let texts = Self.texts[Int(chatID.primaryKey.magnitude % UInt64(Self.texts.count))]
         let text = random.pick(texts)
         let senderKey = senders.isEmpty ? nil : senders[random.below(senders.count)]
         let sentAt = nextSentAt()

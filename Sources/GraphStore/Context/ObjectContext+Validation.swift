@@ -180,8 +180,9 @@ extension ObjectContext {
                 _ = try coordinator.read { db in
                     try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("validation of \(entity.name) unique \(constraintKey)"),
                                           context: id) { handle in
-                        let number = declaring.tableHasSubentities ? Int(SQLiteValues.int64(handle, 1)) : declaring.number
-                        matches.append((Int(SQLiteValues.int64(handle, 0)), ObjectID(entityNumber: number, primaryKey: SQLiteValues.int64(handle, 2))))
+                        let number = declaring.tableHasSubentities ? SQLiteValues.int64(handle, 1) : Int64(declaring.number)
+                        matches.append((Int(SQLiteValues.int64(handle, 0)),
+                                        ObjectID.stored(entity: number, of: declaring.entityNumbers, key: SQLiteValues.int64(handle, 2))))
                     }
                 }
             } catch {

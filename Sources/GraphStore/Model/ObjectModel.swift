@@ -88,6 +88,9 @@ public struct Entity: Hashable, Sendable {
     public var parentName: String? { declaration.parent }
     public var isRoot: Bool { declaration.parent == nil }
     public var hasSubentities: Bool { !subentityNames.isEmpty }
+    /// The `Z_ENT` numbers of this entity and its descendants: entities are numbered depth-first, so a subtree's
+    /// numbers are consecutive. A row of this entity, or a key pointing at one, carries one of these.
+    public var subtreeNumbers: ClosedRange<Int> { number...(number + descendantNames.count) }
 
     public func attribute(named name: String) -> AttributeDescription? {
         attributes.first { $0.name == name }
