@@ -397,7 +397,6 @@ struct DeleteReport {
             saved: saved, undone: undone.map { .init(deleted: $0.deleted, nullified: $0.nullified) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Strings, numbers and booleans only: encoding cannot fail.
-        return String(decoding: try! encoder.encode(value), as: UTF8.self) + "\n"
+        return String(decoding: try! encoder.encode(value), as: UTF8.self) + "\n"  // cannot fail: strings, integers, booleans only
     }
 }

@@ -107,8 +107,7 @@ struct ModelReport: Encodable {
     func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Strings, numbers and booleans only: encoding cannot fail.
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        return String(decoding: try! encoder.encode(self), as: UTF8.self)  // cannot fail: strings, integers, booleans only
     }
 
     func text() -> String {

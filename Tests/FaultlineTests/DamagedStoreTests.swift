@@ -191,7 +191,6 @@ import Glibc
         }
         let commands: [(name: String, arguments: [String], readOnly: Bool)] = [
             ("check", ["check", "STORE"], true),
-            ("check --json", ["check", "STORE", "--json", "--limit", "0"], true),
             ("delete --dry-run", ["delete", "STORE", "--user", "3", "--dry-run", "--json"], true),
             ("trace", ["trace", "STORE", "--script", script, "--size", "100x30"], false),
             ("delete", ["delete", "STORE", "--chat", "2"], false),

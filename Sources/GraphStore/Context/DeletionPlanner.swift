@@ -118,6 +118,7 @@ struct DeletionPlanner {
     private func groups(_ ids: [ObjectID]) -> [(EntityMapping, [Int64])] {
         var byEntity: [Int: [Int64]] = [:]
         for id in ids { byEntity[id.entityNumber, default: []].append(id.primaryKey) }
+        // cannot fail: keys of the dictionary; entity numbers of IDs are the model's (`ObjectID.stored` checks those read).
         return byEntity.keys.sorted().map { (coordinator.mapping(forEntityNumber: $0), byEntity[$0]!.sorted()) }
     }
 
@@ -127,6 +128,7 @@ struct DeletionPlanner {
         for rows in doomed.values {
             for (key, entity) in rows { byEntity[entity, default: []].append(key) }
         }
+        // cannot fail: keys of the dictionary.
         return byEntity.keys.sorted().map { (coordinator.mapping(forEntityNumber: $0), byEntity[$0]!.sorted()) }
     }
 
@@ -217,6 +219,7 @@ struct DeletionPlanner {
                 }
             }
             for key in holders.keys.sorted() {
+                // cannot fail: a key of the dictionary.
                 for (relationship, count) in holders[key]!.mapValues(\.count).sorted(by: { $0.key < $1.key }) {
                     let uri = coordinator.uri(for: ObjectID(entityNumber: mapping.number, primaryKey: key))
                     blockers.append(.init(object: uri, entity: mapping.name, relationship: relationship, count: count))

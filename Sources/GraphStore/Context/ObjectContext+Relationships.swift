@@ -223,6 +223,7 @@ extension ToManyState {
         }
         added.append(id)
         if members != nil {
+            // cannot fail: checked just above.
             members!.removeAll { $0 == id }
             members!.append(id)
         }

@@ -472,7 +472,7 @@ extension ObjectContext {
         }
         var stale: [ObjectID] = []
         for root in byTable.keys.sorted() {
-            var expected = byTable[root]!
+            var expected = byTable[root]!  // cannot fail: a key of the dictionary
             let table = coordinator.mapping(forEntityNumber: root).table
             try runner.query("SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK \(DeletionPlanner.inKeys)", [DeletionPlanner.json(expected.keys.sorted())]) { handle in
                 let key = SQLiteValues.int64(handle, 0)
@@ -503,6 +503,7 @@ extension ObjectContext {
         for object in objects where !object.toManyStates.isEmpty {
             for (index, state) in object.toManyStates where state.reordered {
                 let toMany = object.mapping.toManys[index]
+                // cannot fail: `objects` are inserted or surviving updated objects, which all have a key after the save.
                 let owner = AttributeValue.integer(resolve(object.objectID)!.primaryKey)
                 let ordered = state.members ?? state.addedOnce
                 let appendOnly = state.members == nil
@@ -544,6 +545,7 @@ extension ObjectContext {
             guard !permanentIDs.isEmpty else { return }
             if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
             // Only loaded members need it: every `added` list is cleared below, the changes being saved.
+            // The unwraps cannot fail: `index` is a key of the dictionary.
             for index in object.toManyStates.keys where object.toManyStates[index]!.members != nil {
                 object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
             }
@@ -555,7 +557,7 @@ extension ObjectContext {
             if object.mapping.hasDerivedAttributes { stale.append(object) }
             if !object.toManyStates.isEmpty, object.toManyStates.values.contains(where: \.hasChanges) {
                 for index in object.toManyStates.keys {
-                    object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)
+                    object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)  // cannot fail: a key
                 }
             }
         }

@@ -37,7 +37,7 @@ extension ObjectContext {
         for (position, object) in objects.enumerated() {
             let number = object.mapping.number
             if rules[number - 1] == nil { rules[number - 1] = ValidationRules(object.mapping) }
-            check(object, at: position, against: rules[number - 1]!, into: &report)
+            check(object, at: position, against: rules[number - 1]!, into: &report)  // cannot fail: set just above
         }
         try checkUniqueness(of: objects, into: &report)
         guard !report.isEmpty else { return }
@@ -61,7 +61,7 @@ extension ObjectContext {
         }
         for rule in rules.toOnes {
             guard inserted || object.toOneChanges[rule.index] != nil else { continue }
-            let destination = inserted ? object.newKeys[rule.index] : object.toOneChanges[rule.index]!
+            let destination = inserted ? object.newKeys[rule.index] : object.toOneChanges[rule.index]!  // cannot fail: guarded
             if destination.map(isDeletedHere) ?? true { report.add(object, rule.name, "is required", at: position) }
         }
         for rule in rules.toManys {
@@ -287,7 +287,7 @@ private struct ValidationReport {
     }
 
     var failures: [ValidationFailure] {
-        byPosition.keys.sorted().flatMap { byPosition[$0]! }
+        byPosition.keys.sorted().flatMap { byPosition[$0]! }  // cannot fail: keys of the dictionary
     }
 }
 

@@ -26,6 +26,10 @@ public struct ObjectModel: Hashable, Sendable {
         self.entities = resolved.entities
         self.warnings = resolved.warnings
         self.indexByName = Dictionary(uniqueKeysWithValues: resolved.entities.enumerated().map { ($1.name, $0) })
+        // The resolver refuses names that differ only in case; this catches any generated name it did not foresee
+        // before a store's DDL could fail halfway through.
+        let collisions = StoreSchema(model: self).nameCollisions()
+        if !collisions.isEmpty { throw ModelError(problems: collisions) }
     }
 
     /// The declarations this model was built from, in entity-number order.
@@ -43,13 +47,13 @@ public struct ObjectModel: Hashable, Sendable {
     /// The entity, then its parent, up to its root.
     public func lineage(of entity: Entity) -> [Entity] {
         var chain = [entity]
-        while let parent = chain.last!.parentName.flatMap(self.entity(named:)) { chain.append(parent) }
+        while let parent = chain.last!.parentName.flatMap(self.entity(named:)) { chain.append(parent) }  // cannot fail: never empty
         return chain
     }
 
     /// The root of an entity's inheritance chain (itself when it has no parent).
     public func root(of entity: Entity) -> Entity {
-        self.entity(named: entity.rootName)!
+        self.entity(named: entity.rootName)!  // cannot fail: the resolver sets rootName to an entity of the model
     }
 
     /// The relationship on the destination that points back, if the relationship has an inverse.

@@ -2,7 +2,7 @@ import GRDB
 
 /// Reading columns of a store that may be damaged.
 ///
-/// GRDB's typed subscripts (`row["Z_MAX"] as Int64?`) decode with `try!`: text where an integer goes (which SQLite
+/// GRDB's typed subscripts (`row["Z_MAX"] as Int64?`) trap when a value does not decode: text where an integer goes (which SQLite
 /// allows in any column) stops the process. These read such a value as nil instead, so the caller decides what a
 /// wrong value means; `DatabaseValue` (`row[column] as DatabaseValue`) still shows what was there.
 extension Row {

@@ -291,8 +291,7 @@ public enum ModelCache {
     public static func encode(_ model: ObjectModel) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Plain structs of strings, numbers and booleans always encode.
-        return try! encoder.encode(model.declarations)
+        return try! encoder.encode(model.declarations)  // cannot fail: strings, integers and booleans only (no Double)
     }
 
     public static func decode(_ data: Data) throws -> ObjectModel {
