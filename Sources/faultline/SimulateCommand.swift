@@ -45,7 +45,7 @@ struct SimulateCommand: ParsableCommand {
     func validate() throws {
         if !rate.isFinite || rate < 0 { throw ValidationError("--rate must be 0 (as fast as possible) or more messages per second, not \(rate)") }
         // The pause between messages is a whole number of nanoseconds: a rate so low it overflows one is refused.
-        if rate > 0, !(1e9 / rate < 1e18) { throw ValidationError("--rate must be 0 or at least 0.000000001 messages per second, not \(rate)") }
+        if rate > 0, !(1e9 / rate <= 1e18) { throw ValidationError("--rate must be 0 or at least 0.000000001 messages per second, not \(rate)") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1, not \(count)") }
     }
 
