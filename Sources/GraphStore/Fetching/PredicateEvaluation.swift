@@ -686,6 +686,8 @@ private enum StoredValue: Sendable, Equatable {
 
     /// An integer against a real without losing precision on large integers.
     private static func compareMixed(_ integer: Int64, _ real: Double) -> Int {
+        // NaN (never stored: SQLite keeps it as NULL, but an argument may be one) orders after every number.
+        if real.isNaN { return -1 }
         if real < -9_223_372_036_854_775_808.0 { return 1 }
         if real >= 9_223_372_036_854_775_808.0 { return -1 }
         let truncated = Int64(real)
