@@ -145,8 +145,10 @@ import Glibc
         Case("Z_MODELCACHE dropped", "DROP TABLE Z_MODELCACHE;"),
     ]
 
-    /// A short browsing session: open chats, scroll both panes, look at members, search.
-    static let script = "down 2; open; up 40; pageup; pagedown; back; bottom; open; members; back; top; open; tab; down 5; search a; open"
+    /// A short browsing session: open chats, scroll both panes, look at members, search; then delete a message,
+    /// save, undo and save again (the browser's own writes on a damaged store).
+    static let script = "down 2; open; up 40; pageup; pagedown; back; bottom; open; members; back; top; open; tab; down 5; "
+        + "search a; open; delete; confirm; save; undo; save"
 
     /// The store every case starts from, generated once.
     static let base: Result<String, Failure> = {
