@@ -136,7 +136,7 @@ extension DerivedAttributeTriggers {
                       case .foreignKey(let foreignKey, _, _)? = layout.storage(ofRelationship: relationship, of: entity),
                       let target = layout.attributeColumn(attribute.name, of: entity),
                       let copiedColumn = layout.attributeColumn(copied, of: destination) else { continue }
-                // cannot fail: the layout gives every entity a table.
+                // cannot fail (both): the layout gives every entity a table.
                 let source = layout.tables[layout.tableIndexByEntity[entity.name]!]
                 let destinationTable = layout.tables[layout.tableIndexByEntity[destination.name]!]
                 let numbers = [entity.number] + entity.descendantNames.compactMap { model.entity(named: $0)?.number }

@@ -54,14 +54,14 @@ struct SchemaLayout: Sendable {
             for (name, isAttribute) in properties.sorted(by: { $0.0 < $1.0 }) {
                 let key = StoreSchema.PropertyKey(entity: entity.name, property: name)
                 if isAttribute {
-                    let attribute = entity.declaration.attributes.first { $0.name == name }!
+                    let attribute = entity.declaration.attributes.first { $0.name == name }!  // cannot fail: `name` is from this list
                     let column = claim("Z" + name.uppercased())
                     attributeColumns[key] = column
                     pending.append(PendingColumn(column: Column(name: column, type: attribute.type.columnType), entityNumber: entity.number, propertyName: name, part: 0))
                     if attribute.isIndexed { indexedColumns.append(column) }
                     continue
                 }
-                let relationship = entity.declaration.relationships.first { $0.name == name }!
+                let relationship = entity.declaration.relationships.first { $0.name == name }!  // cannot fail: `name` is from this list
                 if relationship.isToMany {
                     if relationshipStorage[key] == nil {
                         relationshipStorage[key] = inverseForeignKeyStorage(of: relationship, in: entity)
@@ -75,6 +75,7 @@ struct SchemaLayout: Sendable {
                 if let destination = model.entity(named: relationship.destination), destination.hasSubentities {
                     let destinationRoot = model.root(of: destination)
                     entityColumn = claim("Z\(destinationRoot.number)_" + name.uppercased())
+                    // cannot fail: set on the line above (so is `orderColumn` below).
                     pending.append(PendingColumn(column: Column(name: entityColumn!, type: "INTEGER"), entityNumber: entity.number, propertyName: name, part: 1))
                 }
                 var orderColumn: String?
@@ -195,6 +196,7 @@ struct SchemaLayout: Sendable {
         var columns = [Column(name: ownerColumn, type: "INTEGER"), Column(name: memberColumn, type: "INTEGER")]
         var ownerOrder: String?
         var memberOrder: String?
+        // The unwraps below cannot fail: each order column is set on the line before it is used.
         if relationship.isOrdered {
             ownerOrder = "Z_FOK_" + ownerColumn.dropFirst(2)
             columns.append(Column(name: ownerOrder!, type: "INTEGER"))
@@ -223,6 +225,7 @@ struct SchemaLayout: Sendable {
         var columns = [Column(name: ownerColumn, type: "INTEGER"), Column(name: memberColumn, type: "INTEGER")]
         var orderColumn: String?
         if relationship.isOrdered {
+            // cannot fail: set on the line above.
             orderColumn = "Z_FOK_" + ownerColumn.dropFirst(2)
             columns.append(Column(name: orderColumn!, type: "INTEGER"))
         }
