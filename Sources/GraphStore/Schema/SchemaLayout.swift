@@ -49,19 +49,21 @@ struct SchemaLayout: Sendable {
         var foreignKeyColumns: [String] = []
         var indexedColumns: [String] = []
         for entity in members {
-            let properties = entity.declaration.attributes.filter(\.isPersistent).map { ($0.name, true) }
-                + entity.declaration.relationships.filter(\.isPersistent).map { ($0.name, false) }
-            for (name, isAttribute) in properties.sorted(by: { $0.0 < $1.0 }) {
+            // Each property with its description, by name: looking a description up by name for each property made
+            // an entity of thousands of attributes take a quadratic time.
+            let properties: [(name: String, attribute: AttributeDescription?, relationship: RelationshipDescription?)] =
+                entity.declaration.attributes.filter(\.isPersistent).map { ($0.name, $0, nil) }
+                + entity.declaration.relationships.filter(\.isPersistent).map { ($0.name, nil, $0) }
+            for (name, attribute, relationship) in properties.sorted(by: { $0.name < $1.name }) {
                 let key = StoreSchema.PropertyKey(entity: entity.name, property: name)
-                if isAttribute {
-                    let attribute = entity.declaration.attributes.first { $0.name == name }!  // cannot fail: `name` is from this list
+                if let attribute {
                     let column = claim("Z" + name.uppercased())
                     attributeColumns[key] = column
                     pending.append(PendingColumn(column: Column(name: column, type: attribute.type.columnType), entityNumber: entity.number, propertyName: name, part: 0))
                     if attribute.isIndexed { indexedColumns.append(column) }
                     continue
                 }
-                let relationship = entity.declaration.relationships.first { $0.name == name }!  // cannot fail: `name` is from this list
+                guard let relationship else { continue }
                 if relationship.isToMany {
                     if relationshipStorage[key] == nil {
                         relationshipStorage[key] = inverseForeignKeyStorage(of: relationship, in: entity)
