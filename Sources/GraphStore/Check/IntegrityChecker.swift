@@ -226,6 +226,11 @@ final class IntegrityChecker {
         }
         for table in schema.tables {
             let root = model.entity(named: table.rootEntity)!
+            // Keys start at 1; one below would pass for an unsaved object's temporary ID (readers take it as 0).
+            try collector.addRows(db, .primaryKey, sql: "SELECT Z_PK AS pk, Z_ENT AS ent FROM \(table.name) WHERE Z_PK < 1") { row in
+                Violation(kind: .primaryKey, entity: entityName(row.lenient("ent"), or: root.name), object: nil, key: "Z_PK",
+                          message: "a row of \(table.name) has Z_PK \(Self.valueText(row["pk"])), but keys start at 1")
+            }
             let top = try Row.fetchOne(db, sql: "SELECT Z_PK, Z_ENT FROM \(table.name) ORDER BY Z_PK DESC LIMIT 1")
             guard let stored = maxima[root.number] else {
                 collector.add(Violation(kind: .primaryKey, entity: root.name, object: nil, key: "Z_MAX",
