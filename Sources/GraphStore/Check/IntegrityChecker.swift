@@ -243,6 +243,11 @@ final class IntegrityChecker {
                                         message: "Z_PRIMARYKEY.Z_MAX is \(Self.valueText(stored)), which is not a key (a whole number from 0)"))
                 continue
             }
+            if recorded == Int64.max {
+                collector.add(Violation(kind: .primaryKey, entity: root.name, object: nil, key: "Z_MAX",
+                                        message: "Z_PRIMARYKEY.Z_MAX is \(Int64.max), the largest key there is, so no new object can get one"))
+                continue
+            }
             guard let top, let largest = top.lenient(0, as: Int64.self) else { continue }
             if recorded.map({ $0 < largest }) ?? true {
                 let entity = entityName(top.lenient(1), or: root.name)
