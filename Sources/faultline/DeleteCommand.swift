@@ -209,6 +209,7 @@ private struct DeleteSession {
         guard let found = model.entities.first(where: { $0.number == rowEntity }), base.includes(found.name), !found.isAbstract else {
             throw CommandFailure("\(path): row \(key) of \(mapping.table) has Z_ENT \(rowEntity), which is not \(kinds)")
         }
+        // cannot fail: a URI's entity was checked against the model above.
         if let namedEntity, !model.entity(named: namedEntity)!.includes(found.name) {
             throw CommandFailure("\(path): no \(namedEntity) with primary key \(key) (that row of \(mapping.table) is a \(found.name))")
         }

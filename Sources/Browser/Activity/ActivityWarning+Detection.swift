@@ -50,7 +50,7 @@ extension ActivityWarning {
             }
         }
         return order.compactMap { sql in
-            let run = runs[sql]!
+            let run = runs[sql]!  // cannot fail: `order` holds the keys of `runs`
             guard run.count >= nPlusOneThreshold else { return nil }
             // One SQL text is one kind of fault: the first statement tells which.
             switch run[0].cause {
@@ -107,7 +107,7 @@ extension ActivityWarning {
             faults[name, default: (count: 0, derived: derived.name)].count += 1
         }
         return order.map { name in
-            let (count, derived) = faults[name]!
+            let (count, derived) = faults[name]!  // cannot fail: `order` holds the keys of `faults`
             return ActivityWarning(
                 kind: .countFiredRelationship,
                 message: "count of \(name) fired the relationship (\(ActivityFormat.count(count, "fault"))) — use \(derived) (derived count)")

@@ -40,7 +40,7 @@ final class IntegrityChecker {
 
         let order = Dictionary(uniqueKeysWithValues: Kind.allCases.enumerated().map { ($1, $0) })
         let violations = collector.listed.enumerated()
-            .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }
+            .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }  // cannot fail: every kind is in `order`
             .map(\.element)
         return IntegrityReport(
             path: path, storeUUID: record.storeUUID, model: model, entities: entities, joinTables: joinTables,
@@ -96,7 +96,7 @@ final class IntegrityChecker {
         Set(numbers) == Set(table.entityNumbers) ? "" : "\(alias).Z_ENT IN \(list(numbers)) AND "
     }
 
-    private func table(of entity: Entity) -> EntityTable { schema.table(for: entity.name)! }
+    private func table(of entity: Entity) -> EntityTable { schema.table(for: entity.name)! }  // cannot fail: every entity has a table
 
     private static func valueText(_ value: DatabaseValue) -> String {
         switch value.storage {
@@ -198,6 +198,7 @@ final class IntegrityChecker {
     private func checkEntityNumbers(_ db: Database) throws {
         for table in schema.tables {
             let concrete = table.entityNumbers.filter { !(model.entity(number: $0)?.isAbstract ?? true) }
+            // cannot fail: a table's entity numbers are the model's.
             let allowedText = table.entityNumbers.map { "\(model.entity(number: $0)!.name) (\($0))" }.joined(separator: ", ")
             try collector.addRows(db, .entityNumber, sql: """
                 SELECT Z_PK AS pk, Z_ENT AS ent FROM \(table.name) WHERE Z_ENT IS NULL OR Z_ENT NOT IN \(list(concrete))
@@ -225,7 +226,7 @@ final class IntegrityChecker {
             if let number = row.lenient(0, as: Int.self) { maxima[number] = row[1] as DatabaseValue }
         }
         for table in schema.tables {
-            let root = model.entity(named: table.rootEntity)!
+            let root = model.entity(named: table.rootEntity)!  // cannot fail: a table's root entity is the model's
             // Keys start at 1; one below would pass for an unsaved object's temporary ID (readers take it as 0).
             try collector.addRows(db, .primaryKey, sql: "SELECT Z_PK AS pk, Z_ENT AS ent FROM \(table.name) WHERE Z_PK < 1") { row in
                 Violation(kind: .primaryKey, entity: entityName(row.lenient("ent"), or: root.name), object: nil, key: "Z_PK",

@@ -401,6 +401,7 @@ private struct EvaluationPlanner: ComparisonBuilder {
             return (.bound(StoredValue(bound: a)), .bound(StoredValue(bound: b)))
         }
         let value = try left.boundValue(comparedWith: right, op: op, requireString: requireString, entity: scope.entity.name, in: schema)
+        // cannot fail: `boundValue` is nil only when the right side is a column or a count, which has a term.
         guard let value else { return (leftTerm, right.term!) }
         return (leftTerm, .bound(StoredValue(bound: value)))
     }

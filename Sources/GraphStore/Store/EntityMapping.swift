@@ -115,6 +115,9 @@ public final class EntityMapping: Sendable {
     public var number: Int { entity.number }
 
     init(entity: Entity, schema: StoreSchema, objectClass: ManagedObject.Type) {
+        // The unwraps here cannot fail: the schema was laid out from this model, which gives every entity a table,
+        // every stored attribute a column and every persistent relationship a destination (checked by the resolver)
+        // and a storage.
         let model = schema.model
         let table = schema.table(for: entity.name)!
         self.entity = entity

@@ -111,7 +111,7 @@ enum SQLiteValues {
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
     static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(sqlite3_column_int64(statement, offset)) : plan.defaultEntity
-        let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!
+        let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!  // cannot fail: the plan holds its default
         return snapshot(statement, mapping: mapping, positions: plan.positions[mapping.number], offset: offset)
     }
 
