@@ -52,6 +52,7 @@ final class FixtureCase {
         let raw = BenchmarkVariant(name: "raw-sqlite") { [self] stopwatch in
             let path = newStorePath("fixture-raw")
             defer { GraphCases.removeStore(at: path) }
+            // The unwraps cannot fail: `connection` is set here and cleared only after its last use.
             var connection: RawConnection? = try RawConnection(path: path, readOnly: false)
             try connection!.configureLikeAPool()
             try connection!.execute(schema.createStatements.joined(separator: ";\n"))

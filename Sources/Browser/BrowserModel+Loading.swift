@@ -376,8 +376,11 @@ extension BrowserModel {
 
     /// A message text for one row: line breaks and other control characters become spaces.
     static func oneLine(_ text: String) -> String {
-        ControlCharacters.replaced(in: text, by: " ")
+        // No row is wider than this many characters: a damaged store's 10 MB message is not copied on every move.
+        ControlCharacters.replaced(in: String(text.prefix(rowTextLimit)), by: " ")
     }
+
+    static let rowTextLimit = 2_000
 
     /// What a message of a non-text kind shows instead of its text.
     static func placeholder(kind: ChatFixture.Message.Kind) -> String? {

@@ -181,7 +181,8 @@ struct BatchWriter {
     }
 
     func object<Object: ManagedObject>(_ id: ObjectID, as type: Object.Type) -> Object {
-        // The coordinator maps each entity to its class, so the object is always of the right type.
+        // The coordinator maps each entity to its class, so the object is always of the right type (the cast cannot
+        // fail for the fixture's own IDs, the only ones passed here).
         (pending[id] ?? context.object(with: id)) as! Object
     }
 

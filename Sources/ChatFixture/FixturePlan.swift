@@ -35,8 +35,9 @@ struct FixturePlan {
         self.corpus = corpus
         self.now = now
         self.random = SeededRandom(seed: options.seed)
-        // Entity numbers come from the model, which `ChatModel.make()` always builds the same way.
-        let model = try! ChatModel.make()
+        // Entity numbers come from the model, which `ChatModel.make()` always builds the same way. The unwraps below
+        // cannot fail: that model declares these five entities.
+        let model = try! ChatModel.make()  // cannot fail: the model is declared in code and a test builds it
         userEntity = model.entity(named: "User")!.number
         profileEntity = model.entity(named: "UserProfile")!.number
         directEntity = model.entity(named: "DirectChat")!.number
@@ -237,6 +238,7 @@ struct FixturePlan {
         let sum = weights.reduce(0, +)
         var assigned = 0
         for chat in 1..<options.chats {
+            // Every weight is positive and finite, so the share is a finite number from 0 to `rest`.
             counts[chat] = Int(Double(rest) * weights[chat - 1] / sum)
             assigned += counts[chat]
         }

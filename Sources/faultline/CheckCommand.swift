@@ -164,7 +164,6 @@ enum CheckOutput {
             violationCount: report.violationCount)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Strings, numbers and booleans only: encoding cannot fail.
-        return String(decoding: try! encoder.encode(value), as: UTF8.self) + "\n"
+        return String(decoding: try! encoder.encode(value), as: UTF8.self) + "\n"  // cannot fail: strings, integers, booleans only
     }
 }

@@ -204,10 +204,11 @@ private struct DeleteSession {
         }
 
         // The row's Z_ENT says which entity it is; the table may hold several.
-        let rowEntity: Int?
+        // Read as SQL quotes it: a damaged store may hold NULL or text there, which is named as it is.
+        let rowEntity: String?
         do {
             rowEntity = try coordinator.store.database.read { db in
-                try Int.fetchOne(db, sql: "SELECT Z_ENT FROM \(mapping.table) WHERE Z_PK = ?", arguments: [key])
+                try String.fetchOne(db, sql: "SELECT quote(Z_ENT) FROM \(mapping.table) WHERE Z_PK = ?", arguments: [key])
             }
         } catch {
             throw CommandFailure("\(path): \(error)")
@@ -218,8 +219,8 @@ private struct DeleteSession {
             }
             throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key)")
         }
-        guard let found = model.entities.first(where: { $0.number == rowEntity }), base.includes(found.name), !found.isAbstract else {
-            throw CommandFailure("\(path): row \(key) of \(mapping.table) has Z_ENT \(rowEntity), which is not \(kinds)")
+        guard let found = model.entities.first(where: { String($0.number) == rowEntity }), base.includes(found.name), !found.isAbstract else {
+            throw CommandFailure("\(path): row \(key) of \(mapping.table) has Z_ENT \(rowEntity.prefix(40)), which is not \(kinds)")
         }
         if let namedEntity, model.entity(named: namedEntity)?.includes(found.name) != true {
             throw CommandFailure("\(path): no \(namedEntity) with primary key \(key) (that row of \(mapping.table) is a \(found.name))")

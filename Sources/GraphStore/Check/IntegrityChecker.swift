@@ -40,7 +40,7 @@ final class IntegrityChecker {
 
         let order = Dictionary(uniqueKeysWithValues: Kind.allCases.enumerated().map { ($1, $0) })
         let violations = collector.listed.enumerated()
-            .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }
+            .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }  // cannot fail: every kind is in `order`
             .map(\.element)
         return IntegrityReport(
             path: path, storeUUID: record.storeUUID, model: model, entities: entities, joinTables: joinTables,
@@ -96,7 +96,7 @@ final class IntegrityChecker {
         Set(numbers) == Set(table.entityNumbers) ? "" : "\(alias).Z_ENT IN \(list(numbers)) AND "
     }
 
-    private func table(of entity: Entity) -> EntityTable { schema.table(for: entity.name)! }
+    private func table(of entity: Entity) -> EntityTable { schema.table(for: entity.name)! }  // cannot fail: every entity has a table
 
     private static func valueText(_ value: DatabaseValue) -> String {
         switch value.storage {
@@ -198,20 +198,21 @@ final class IntegrityChecker {
     private func checkEntityNumbers(_ db: Database) throws {
         for table in schema.tables {
             let concrete = table.entityNumbers.filter { !(model.entity(number: $0)?.isAbstract ?? true) }
+            // cannot fail: a table's entity numbers are the model's.
             let allowedText = table.entityNumbers.map { "\(model.entity(number: $0)!.name) (\($0))" }.joined(separator: ", ")
             try collector.addRows(db, .entityNumber, sql: """
                 SELECT Z_PK AS pk, Z_ENT AS ent FROM \(table.name) WHERE Z_ENT IS NULL OR Z_ENT NOT IN \(list(concrete))
                 """) { row in
-                let number: Int64? = row["ent"]
+                let number: Int64? = row.lenient("ent")
                 let message: String
-                if let number, let entity = model.entity(number: Int(number)) {
+                if let number, let entity = model.entity(number: Int(truncatingIfNeeded: number)) {
                     message = entity.isAbstract && table.entityNumbers.contains(entity.number)
                         ? "Z_ENT is \(number), the abstract entity \(entity.name), which can have no objects of its own"
                         : "Z_ENT is \(number), entity \(entity.name), whose rows belong in \(self.table(of: entity).name), not \(table.name)"
                 } else {
-                    message = "Z_ENT is \(number.map(String.init) ?? "NULL"), which is no entity of the model (\(table.name) holds \(allowedText))"
+                    message = "Z_ENT is \(Self.valueText(row["ent"])), which is no entity of the model (\(table.name) holds \(allowedText))"
                 }
-                return Violation(kind: .entityNumber, entity: table.rootEntity, object: uri(table.rootEntity, row["pk"]),
+                return Violation(kind: .entityNumber, entity: table.rootEntity, object: uri(table.rootEntity, row.lenient("pk") ?? 0),
                                  key: "Z_ENT", message: message)
             }
         }
@@ -220,21 +221,37 @@ final class IntegrityChecker {
     // MARK: 6. key allocation
 
     private func checkPrimaryKeys(_ db: Database) throws {
-        var maxima: [Int: Int64?] = [:]
+        var maxima: [Int: DatabaseValue] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY") {
-            if let number = row[0] as Int? { maxima[number] = row[1] as Int64? }
+            if let number = row.lenient(0, as: Int.self) { maxima[number] = row[1] as DatabaseValue }
         }
         for table in schema.tables {
-            let root = model.entity(named: table.rootEntity)!
+            let root = model.entity(named: table.rootEntity)!  // cannot fail: a table's root entity is the model's
+            // Keys start at 1; one below would pass for an unsaved object's temporary ID (readers take it as 0).
+            try collector.addRows(db, .primaryKey, sql: "SELECT Z_PK AS pk, Z_ENT AS ent FROM \(table.name) WHERE Z_PK < 1") { row in
+                Violation(kind: .primaryKey, entity: entityName(row.lenient("ent"), or: root.name), object: nil, key: "Z_PK",
+                          message: "a row of \(table.name) has Z_PK \(Self.valueText(row["pk"])), but keys start at 1")
+            }
             let top = try Row.fetchOne(db, sql: "SELECT Z_PK, Z_ENT FROM \(table.name) ORDER BY Z_PK DESC LIMIT 1")
-            guard let recorded = maxima[root.number] else {
+            guard let stored = maxima[root.number] else {
                 collector.add(Violation(kind: .primaryKey, entity: root.name, object: nil, key: "Z_MAX",
                                         message: "Z_PRIMARYKEY has no row for \(root.name) (Z_ENT \(root.number)), so no key can be handed out"))
                 continue
             }
-            guard let top, let largest = top[0] as Int64? else { continue }
-            if recorded == nil || recorded! < largest {
-                let entity = entityName(top[1], or: root.name)
+            let recorded = Int64.fromDatabaseValue(stored)
+            if !stored.isNull, recorded == nil || recorded ?? 0 < 0 {
+                collector.add(Violation(kind: .primaryKey, entity: root.name, object: nil, key: "Z_MAX",
+                                        message: "Z_PRIMARYKEY.Z_MAX is \(Self.valueText(stored)), which is not a key (a whole number from 0)"))
+                continue
+            }
+            if recorded == Int64.max {
+                collector.add(Violation(kind: .primaryKey, entity: root.name, object: nil, key: "Z_MAX",
+                                        message: "Z_PRIMARYKEY.Z_MAX is \(Int64.max), the largest key there is, so no new object can get one"))
+                continue
+            }
+            guard let top, let largest = top.lenient(0, as: Int64.self) else { continue }
+            if recorded.map({ $0 < largest }) ?? true {
+                let entity = entityName(top.lenient(1), or: root.name)
                 collector.add(Violation(
                     kind: .primaryKey, entity: root.name, object: uri(entity, largest), key: "Z_MAX",
                     message: "Z_PRIMARYKEY.Z_MAX is \(recorded.map { String($0) } ?? "NULL") but \(table.name) already holds Z_PK \(largest): new objects would get keys in use"))
@@ -266,23 +283,25 @@ final class IntegrityChecker {
                     WHERE \(rowFilter("s", members(of: entity), in: source))\(condition)
                     """
                 try collector.addRows(db, .foreignKey, sql: sql) { row in
-                    let name = entityName(row["ent"], or: entity.name)
-                    let key: Int64? = row["target"]
-                    let claimed: Int64? = row["targetEntity"]
-                    let foundEntity: Int64? = row["foundEntity"]
+                    let name = entityName(row.lenient("ent"), or: entity.name)
+                    let key: Int64? = row.lenient("target")
+                    let claimed: Int64? = row.lenient("targetEntity")
+                    let foundEntity: Int64? = row.lenient("foundEntity")
                     let message: String
                     if let key {
-                        if row["found"] as Int64? == nil {
+                        if (row["found"] as DatabaseValue).isNull {
                             message = "points at Z_PK \(key), which is not a row of \(target.name)"
                         } else if checksEntity, !allowed.contains(where: { Int64($0) == foundEntity }) {
                             message = "points at \(rowName(entity: foundEntity, key: key)), but \(relationship.name) may only point at \(entitiesPhrase(allowed))"
                         } else {
                             message = "\(entityColumn ?? "Z_ENT") says the destination is entity \(claimed.map(String.init) ?? "NULL"), but \(rowName(entity: foundEntity, key: key)) has Z_ENT \(foundEntity.map(String.init) ?? "NULL")"
                         }
+                    } else if !(row["target"] as DatabaseValue).isNull {
+                        message = "\(column) is \(Self.valueText(row["target"])), which is not a key"
                     } else {
-                        message = "\(entityColumn ?? "Z_ENT") is \(claimed.map(String.init) ?? "NULL") but \(column) is NULL"
+                        message = "\(entityColumn ?? "Z_ENT") is \(Self.valueText(row["targetEntity"])) but \(column) is NULL"
                     }
-                    return Violation(kind: .foreignKey, entity: name, object: uri(name, row["pk"]), key: relationship.name, message: message)
+                    return Violation(kind: .foreignKey, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: relationship.name, message: message)
                 }
             }
         }
@@ -354,23 +373,23 @@ final class IntegrityChecker {
                 WHERE \(wrong.joined(separator: " OR "))
                 """
             try collector.addRows(db, .joinTable, sql: sql) { row in
-                let owner: Int64? = row["owner"]
-                let ownerName = entityName(row["ownerEntity"], or: join.owner.name)
-                let key: Int64? = row["target"]
-                let foundEntity: Int64? = row["foundEntity"]
+                let owner: Int64? = row.lenient("owner")
+                let ownerName = entityName(row.lenient("ownerEntity"), or: join.owner.name)
+                let key: Int64? = row.lenient("target")
+                let foundEntity: Int64? = row.lenient("foundEntity")
                 let problem: String
                 if let key {
-                    problem = row["found"] as Int64? == nil
+                    problem = (row["found"] as DatabaseValue).isNull
                         ? "Z_PK \(key), which is not a row of \(target.name)"
                         : "\(rowName(entity: foundEntity, key: key)), but only \(entitiesPhrase(allowed)) may be linked there"
                 } else {
-                    problem = "NULL"
+                    problem = Self.valueText(row["target"])
                 }
                 if join.otherSideOwnsLink {
                     return Violation(kind: .joinTable, entity: ownerName, object: owner.map { uri(ownerName, $0) }, key: join.relationship,
                                      message: "\(join.table) links it through \(join.column) to \(problem)")
                 }
-                let linked = owner.map { rowName(entity: row["ownerEntity"], key: $0) } ?? "NULL"
+                let linked = owner.map { rowName(entity: row.lenient("ownerEntity"), key: $0) } ?? "NULL"
                 return Violation(kind: .joinTable, entity: join.destination.name, object: nil, key: join.relationship,
                                  message: "\(join.table) links \(linked) through \(join.column) to \(problem)")
             }
@@ -409,11 +428,11 @@ final class IntegrityChecker {
             d.\(inverseColumn) IS NOT s.Z_PK
             """
         try collector.addRows(db, .inverse, sql: sql) { row in
-            let name = entityName(row["ent"], or: entity.name)
-            let partner = rowName(entity: row["targetEntity"], key: row["target"])
-            let back: Int64? = row["back"]
-            let backText = back.map { "\(rowName(entity: row["backEntity"], key: $0)), not this object" } ?? "empty"
-            return Violation(kind: .inverse, entity: name, object: uri(name, row["pk"]), key: relationship.name,
+            let name = entityName(row.lenient("ent"), or: entity.name)
+            let partner = rowName(entity: row.lenient("targetEntity"), key: row.lenient("target") ?? 0)
+            let back: Int64? = row.lenient("back")
+            let backText = back.map { "\(rowName(entity: row.lenient("backEntity"), key: $0)), not this object" } ?? "empty"
+            return Violation(kind: .inverse, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: relationship.name,
                              message: "is \(partner), whose \(inverse.name) is \(backText)")
         }
     }
@@ -429,10 +448,10 @@ final class IntegrityChecker {
             WHERE j.\(sourceColumn) IS NOT NULL AND j.\(destinationColumn) IS NOT NULL AND r.\(sourceColumn) IS NULL
             """
         try collector.addRows(db, .inverse, sql: sql) { row in
-            let a: Int64 = row["a"]
-            let b: Int64 = row["b"]
-            let name = entityName(row["bEntity"], or: entity.name)
-            let other = rowName(entity: row["aEntity"], key: a)
+            let a: Int64 = row.lenient("a") ?? 0
+            let b: Int64 = row.lenient("b") ?? 0
+            let name = entityName(row.lenient("bEntity"), or: entity.name)
+            let other = rowName(entity: row.lenient("aEntity"), key: a)
             return Violation(
                 kind: .inverse, entity: name, object: uri(name, b), key: relationship.name,
                 message: "lacks \(other), whose \(relationship.name) holds this object (\(table) has the row \(a) → \(b) but not \(b) → \(a))")
@@ -464,10 +483,10 @@ final class IntegrityChecker {
                         FROM \(source.name) s WHERE \(filter)1) WHERE stored IS NOT actual
                         """
                     try collector.addRows(db, .derived, sql: sql) { row in
-                        let name = entityName(row["ent"], or: entity.name)
+                        let name = entityName(row.lenient("ent"), or: entity.name)
                         let stored = Self.valueText(row["stored"])
-                        let actual: Int64 = row["actual"]
-                        return Violation(kind: .derived, entity: name, object: uri(name, row["pk"]), key: attribute.name,
+                        let actual: Int64 = row.lenient("actual") ?? 0
+                        return Violation(kind: .derived, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: attribute.name,
                                          message: "is \(stored), but \(relationship) holds \(actual)")
                     }
                 case .copy(let relationship, let copied):
@@ -481,10 +500,10 @@ final class IntegrityChecker {
                         WHERE \(filter)s.\(column) IS NOT d.\(copiedColumn)
                         """
                     try collector.addRows(db, .derived, sql: sql) { row in
-                        let name = entityName(row["ent"], or: entity.name)
+                        let name = entityName(row.lenient("ent"), or: entity.name)
                         let stored = Self.valueText(row["stored"])
                         let source = (row["target"] as DatabaseValue).isNull ? "\(relationship) is empty" : "\(relationship).\(copied) is \(Self.valueText(row["actual"]))"
-                        return Violation(kind: .derived, entity: name, object: uri(name, row["pk"]), key: attribute.name,
+                        return Violation(kind: .derived, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: attribute.name,
                                          message: "is \(stored), but \(source)")
                     }
                 }
@@ -502,8 +521,8 @@ final class IntegrityChecker {
                 rowsByEntity[table.entityNumbers[0]] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0
             } else if columns.contains("Z_ENT") {
                 for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, COUNT(*) FROM \(table.name) GROUP BY Z_ENT") {
-                    guard let number = row[0] as Int?, table.entityNumbers.contains(number) else { continue }
-                    rowsByEntity[number] = row[1]
+                    guard let number = row.lenient(0, as: Int.self), table.entityNumbers.contains(number) else { continue }
+                    rowsByEntity[number] = row.lenient(1) ?? 0
                 }
             }
         }

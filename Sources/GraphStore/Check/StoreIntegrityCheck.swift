@@ -62,7 +62,7 @@ struct StoreRecord {
             return .failure(.notAStore(path: path, reason: "it has no \(required) table"))
         }
         guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1"),
-              let uuid = row["Z_UUID"] as String? else {
+              let uuid = row.lenient("Z_UUID", as: String.self) else {
             return .failure(.notAStore(path: path, reason: "Z_METADATA has no store identity"))
         }
         guard let content = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE") else {
@@ -77,7 +77,7 @@ struct StoreRecord {
             // Core Data's own stores keep a compiled model here, which only Core Data reads.
             return .failure(.notAStore(path: path, reason: "Z_MODELCACHE does not hold a Faultline model"))
         }
-        return .success(StoreRecord(storeUUID: uuid, metadataPropertyList: row["Z_PLIST"] as Data?, model: model))
+        return .success(StoreRecord(storeUUID: uuid, metadataPropertyList: row.lenient("Z_PLIST", as: Data.self), model: model))
     }
 }
 

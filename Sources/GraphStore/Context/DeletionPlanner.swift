@@ -118,6 +118,7 @@ struct DeletionPlanner {
     private func groups(_ ids: [ObjectID]) -> [(EntityMapping, [Int64])] {
         var byEntity: [Int: [Int64]] = [:]
         for id in ids { byEntity[id.entityNumber, default: []].append(id.primaryKey) }
+        // cannot fail: keys of the dictionary; entity numbers of IDs are the model's (`ObjectID.stored` checks those read).
         return byEntity.keys.sorted().map { (coordinator.mapping(forEntityNumber: $0), byEntity[$0]!.sorted()) }
     }
 
@@ -127,6 +128,7 @@ struct DeletionPlanner {
         for rows in doomed.values {
             for (key, entity) in rows { byEntity[entity, default: []].append(key) }
         }
+        // cannot fail: keys of the dictionary.
         return byEntity.keys.sorted().map { (coordinator.mapping(forEntityNumber: $0), byEntity[$0]!.sorted()) }
     }
 
@@ -158,10 +160,11 @@ struct DeletionPlanner {
     /// (source key, destination) for a to-one held in the sources' rows.
     private func links(ofToOne toOne: EntityMapping.ToOne, in mapping: EntityMapping, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
         let entityTerm = toOne.entityColumn.map { "t0.\($0)" } ?? "NULL"
+        let destinations = coordinator.mapping(forEntityNumber: toOne.destinationNumber).entityNumbers
         try query("SELECT t0.Z_PK, t0.\(toOne.column), \(entityTerm) FROM \(mapping.table) t0 WHERE t0.Z_PK \(Self.inKeys) AND t0.\(toOne.column) IS NOT NULL",
                   [Self.json(keys)]) { handle in
-            let entity = SQLiteValues.isNull(handle, 2) ? toOne.destinationNumber : Int(SQLiteValues.int64(handle, 2))
-            body(SQLiteValues.int64(handle, 0), ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, 1)))
+            let entity = SQLiteValues.isNull(handle, 2) ? Int64(toOne.destinationNumber) : SQLiteValues.int64(handle, 2)
+            body(SQLiteValues.int64(handle, 0), ObjectID.stored(entity: entity, of: destinations, key: SQLiteValues.int64(handle, 1)))
         }
     }
 
@@ -181,7 +184,7 @@ struct DeletionPlanner {
         }
         try query(sql, [Self.json(keys)]) { handle in
             body(SQLiteValues.int64(handle, 0),
-                 ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 2)), primaryKey: SQLiteValues.int64(handle, 1)))
+                 ObjectID.stored(entity: SQLiteValues.int64(handle, 2), of: destination.entityNumbers, key: SQLiteValues.int64(handle, 1)))
         }
     }
 
@@ -216,6 +219,7 @@ struct DeletionPlanner {
                 }
             }
             for key in holders.keys.sorted() {
+                // cannot fail: a key of the dictionary.
                 for (relationship, count) in holders[key]!.mapValues(\.count).sorted(by: { $0.key < $1.key }) {
                     let uri = coordinator.uri(for: ObjectID(entityNumber: mapping.number, primaryKey: key))
                     blockers.append(.init(object: uri, entity: mapping.name, relationship: relationship, count: count))
@@ -363,11 +367,12 @@ struct DeletionPlanner {
             var count = 0
             if let root = step.updatedRoot {
                 let changedBefore = Self.json((cleared[root] ?? []).sorted())
+                let rootNumbers = coordinator.mapping(forEntityNumber: root).entityNumbers
                 try query(step.applySQL, [changedBefore] + step.arguments) { handle in
                     count += 1
                     let key = SQLiteValues.int64(handle, 0)
                     if cleared[root, default: []].insert(key).inserted {
-                        outcome.clearedRows.append(ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 1)), primaryKey: key))
+                        outcome.clearedRows.append(ObjectID.stored(entity: SQLiteValues.int64(handle, 1), of: rootNumbers, key: key))
                     }
                 }
             } else {

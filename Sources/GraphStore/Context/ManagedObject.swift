@@ -362,7 +362,8 @@ extension AttributeValue {
         case let value as AttributeValue: self = value
         case let value as Bool where type == .boolean: self = .boolean(value)
         case let value as any BinaryInteger:
-            self = type == .boolean ? .boolean(Int64(value) != 0) : type == .double || type == .float ? .double(Double(value)) : .integer(Int64(value))
+            // Clamped: a UInt64 above Int64.max must not trap.
+            self = type == .boolean ? .boolean(Int64(clamping: value) != 0) : type == .double || type == .float ? .double(Double(value)) : .integer(Int64(clamping: value))
         case let value as Double: self = type == .decimal ? .decimal(Decimal(value)) : .double(value)
         case let value as Float: self = .double(Double(value))
         case let value as Decimal: self = .decimal(value)
@@ -371,7 +372,7 @@ extension AttributeValue {
         case let value as Data: self = .data(value)
         case let value as UUID: self = .uuid(value)
         case let value as URL: self = .uri(value)
-        default: self = .string(String(describing: value!))
+        default: self = .string(String(describing: value!))  // cannot fail: nil is the first case
         }
     }
 }

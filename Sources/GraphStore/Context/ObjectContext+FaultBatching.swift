@@ -67,7 +67,7 @@ extension ObjectContext {
         let candidates = group.ids[(position + 1)...] + group.ids[..<position]
         let root = coordinator.mapping(forEntityNumber: coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber)
         var wanted = [id]
-        let cached = coordinator.rowCache.cachedSnapshots(for: candidates.prefix(group.size * 2))
+        let cached = coordinator.rowCache.cachedSnapshots(for: candidates.prefix(min(group.size, Int.max / 2) * 2))
         for candidate in candidates where wanted.count < group.size && cached[candidate] == nil {
             guard coordinator.mapping(forEntityNumber: candidate.entityNumber).rootNumber == root.number,
                   registeredObject(for: candidate)?.isFault ?? true else { continue }

@@ -46,12 +46,13 @@ extension ObjectContext {
         }
         let start = ContinuousClock.now
         var ids: [ObjectID] = []
+        let destinations = coordinator.mapping(forEntityNumber: toMany.destinationNumber).entityNumbers
         do {
             _ = try coordinator.read { db in
                 try coordinator.query(db, sql: sql, arguments: [.integer(object.objectID.primaryKey)],
                                       cause: .relationshipFault(entity: object.entityName, key: toMany.name), context: id) { handle in
-                    let entity = toMany.destinationHasSubentities ? Int(SQLiteValues.int64(handle, 0)) : toMany.destinationNumber
-                    ids.append(ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, 1)))
+                    let entity = toMany.destinationHasSubentities ? SQLiteValues.int64(handle, 0) : Int64(toMany.destinationNumber)
+                    ids.append(ObjectID.stored(entity: entity, of: destinations, key: SQLiteValues.int64(handle, 1)))
                 }
             }
         } catch {
@@ -222,6 +223,7 @@ extension ToManyState {
         }
         added.append(id)
         if members != nil {
+            // cannot fail: checked just above.
             members!.removeAll { $0 == id }
             members!.append(id)
         }

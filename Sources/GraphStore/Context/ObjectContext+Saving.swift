@@ -303,10 +303,16 @@ extension ObjectContext {
         }
         var result = inserted.map(\.objectID)
         for (root, positions) in byRoot {
-            var maximum: Int64 = 0
-            try runner.query("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX",
-                             [.integer(Int64(positions.count)), .integer(Int64(root))]) { maximum = SQLiteValues.int64($0, 0) }
-            var next = maximum - Int64(positions.count)
+            let count = Int64(positions.count)
+            // Only a Z_MAX that is an integer key with room for `count` more moves on: SQLite would turn text into 0
+            // (handing out keys already in use) and an overflowing sum into a REAL.
+            var maximum: Int64?
+            try runner.query("""
+                UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ?1 WHERE Z_ENT = ?2 AND typeof(Z_MAX) = 'integer' \
+                AND Z_MAX >= 0 AND Z_MAX <= 9223372036854775807 - ?1 RETURNING Z_MAX
+                """, [.integer(count), .integer(Int64(root))]) { maximum = SQLiteValues.int64($0, 0) }
+            guard let maximum else { throw try keyAllocationFailure(root: root, count: count, runner: runner) }
+            var next = maximum - count
             allocated.append((root, next + 1, maximum))
             for position in positions {
                 next += 1
@@ -314,6 +320,20 @@ extension ObjectContext {
             }
         }
         return result
+    }
+
+    /// Why `Z_MAX` of a root entity cannot give out `count` more keys: its row is missing, or it holds no key.
+    private func keyAllocationFailure(root: Int, count: Int64, runner: CountingRunner) throws -> ContextError {
+        var recorded: String?
+        try runner.query("SELECT quote(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(root))]) {
+            recorded = SQLiteValues.text($0, 0)
+        }
+        let name = coordinator.mapping(forEntityNumber: root).name
+        guard let recorded else {
+            return .store("Z_PRIMARYKEY has no row for entity '\(name)' (\(root)), so no key can be given to a new one: the store is damaged")
+        }
+        return .store("Z_PRIMARYKEY.Z_MAX of entity '\(name)' is \(recorded.prefix(40)), which cannot give out \(count) more "
+            + "key\(count == 1 ? "" : "s") (it must be a whole number from 0 with room below 9223372036854775807): the store is damaged")
     }
 
     private func insertRow(_ object: ManagedObject, id: ObjectID, resolve: (ObjectID?) -> ObjectID?, runner: CountingRunner) throws -> RowSnapshot {
@@ -346,7 +366,10 @@ extension ObjectContext {
         guard let snapshot = object.snapshot else {
             return policy == .error ? .conflict : try settle(object, ancestor: nil, policy: policy, resolve: resolve, runner: runner)
         }
-        if let written = try writeRow(object, over: snapshot, version: snapshot.version + versionsAhead, resolve: resolve, runner: runner) {
+        // A version near Int64.max comes from a damaged row: writeRow refuses it rather than overflow.
+        let (expected, overflow) = snapshot.version.addingReportingOverflow(versionsAhead)
+        if overflow { throw versionExhausted(object) }
+        if let written = try writeRow(object, over: snapshot, version: expected, resolve: resolve, runner: runner) {
             return .written(written)
         }
         guard policy != .error else { return .conflict }
@@ -426,10 +449,18 @@ extension ObjectContext {
             }
         }
         guard !assignments.isEmpty else { return snapshot }
+        // The next version must fit: SQLite would make Z_OPT + 1 a REAL past Int64.max.
+        guard version < Int64.max else { throw versionExhausted(object) }
         let sql = "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + 1, \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
         let changed = try runner.execute(sql, arguments + [.integer(object.objectID.primaryKey), .integer(version)])
         guard changed == 1 else { return nil }
         return RowSnapshot(objectID: object.objectID, version: version + 1, values: values, toOneKeys: keys)
+    }
+
+    /// A row whose `Z_OPT` is at Int64.max: it has no next version to write, so it cannot be updated.
+    private func versionExhausted(_ object: ManagedObject) -> ContextError {
+        .store("\(coordinator.uri(for: object.objectID)): Z_OPT is at its largest value (\(Int64.max)), so the row cannot "
+            + "be updated: the store is damaged")
     }
 
     /// Objects being deleted whose rows changed (or went) since this context read them: optimistic locking, one
@@ -441,7 +472,7 @@ extension ObjectContext {
         }
         var stale: [ObjectID] = []
         for root in byTable.keys.sorted() {
-            var expected = byTable[root]!
+            var expected = byTable[root]!  // cannot fail: a key of the dictionary
             let table = coordinator.mapping(forEntityNumber: root).table
             try runner.query("SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK \(DeletionPlanner.inKeys)", [DeletionPlanner.json(expected.keys.sorted())]) { handle in
                 let key = SQLiteValues.int64(handle, 0)
@@ -472,6 +503,7 @@ extension ObjectContext {
         for object in objects where !object.toManyStates.isEmpty {
             for (index, state) in object.toManyStates where state.reordered {
                 let toMany = object.mapping.toManys[index]
+                // cannot fail: `objects` are inserted or surviving updated objects, which all have a key after the save.
                 let owner = AttributeValue.integer(resolve(object.objectID)!.primaryKey)
                 let ordered = state.members ?? state.addedOnce
                 let appendOnly = state.members == nil
@@ -513,6 +545,7 @@ extension ObjectContext {
             guard !permanentIDs.isEmpty else { return }
             if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
             // Only loaded members need it: every `added` list is cleared below, the changes being saved.
+            // The unwraps cannot fail: `index` is a key of the dictionary.
             for index in object.toManyStates.keys where object.toManyStates[index]!.members != nil {
                 object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
             }
@@ -524,7 +557,7 @@ extension ObjectContext {
             if object.mapping.hasDerivedAttributes { stale.append(object) }
             if !object.toManyStates.isEmpty, object.toManyStates.values.contains(where: \.hasChanges) {
                 for index in object.toManyStates.keys {
-                    object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)
+                    object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)  // cannot fail: a key
                 }
             }
         }

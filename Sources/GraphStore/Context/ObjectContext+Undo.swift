@@ -212,7 +212,7 @@ extension ObjectContext {
             _ = UndoHistory.dropUnsaved(&undoHistory.undoSteps)
             _ = UndoHistory.dropUnsaved(&undoHistory.redoSteps)
             guard let changes else { return }
-            let step = UndoStep(name: reversals.last!.name, action: .reverse(changes))
+            let step = UndoStep(name: reversals.last!.name, action: .reverse(changes))  // cannot fail: reversals.first exists
             if direction { undoHistory.push(step) } else { undoHistory.redoSteps.append(step) }
         } else {
             let name = UndoHistory.dropUnsaved(&undoHistory.undoSteps) ?? reversals.last?.name ?? "Edit"

@@ -37,7 +37,7 @@ extension ObjectContext {
         for (position, object) in objects.enumerated() {
             let number = object.mapping.number
             if rules[number - 1] == nil { rules[number - 1] = ValidationRules(object.mapping) }
-            check(object, at: position, against: rules[number - 1]!, into: &report)
+            check(object, at: position, against: rules[number - 1]!, into: &report)  // cannot fail: set just above
         }
         try checkUniqueness(of: objects, into: &report)
         guard !report.isEmpty else { return }
@@ -61,7 +61,7 @@ extension ObjectContext {
         }
         for rule in rules.toOnes {
             guard inserted || object.toOneChanges[rule.index] != nil else { continue }
-            let destination = inserted ? object.newKeys[rule.index] : object.toOneChanges[rule.index]!
+            let destination = inserted ? object.newKeys[rule.index] : object.toOneChanges[rule.index]!  // cannot fail: guarded
             if destination.map(isDeletedHere) ?? true { report.add(object, rule.name, "is required", at: position) }
         }
         for rule in rules.toManys {
@@ -180,8 +180,9 @@ extension ObjectContext {
                 _ = try coordinator.read { db in
                     try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("validation of \(entity.name) unique \(constraintKey)"),
                                           context: id) { handle in
-                        let number = declaring.tableHasSubentities ? Int(SQLiteValues.int64(handle, 1)) : declaring.number
-                        matches.append((Int(SQLiteValues.int64(handle, 0)), ObjectID(entityNumber: number, primaryKey: SQLiteValues.int64(handle, 2))))
+                        let number = declaring.tableHasSubentities ? SQLiteValues.int64(handle, 1) : Int64(declaring.number)
+                        matches.append((Int(SQLiteValues.int64(handle, 0)),
+                                        ObjectID.stored(entity: number, of: declaring.entityNumbers, key: SQLiteValues.int64(handle, 2))))
                     }
                 }
             } catch {
@@ -286,7 +287,7 @@ private struct ValidationReport {
     }
 
     var failures: [ValidationFailure] {
-        byPosition.keys.sorted().flatMap { byPosition[$0]! }
+        byPosition.keys.sorted().flatMap { byPosition[$0]! }  // cannot fail: keys of the dictionary
     }
 }
 

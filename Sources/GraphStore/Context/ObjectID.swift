@@ -13,6 +13,15 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     public var isTemporary: Bool { primaryKey < 0 }
 
+    /// The ID of a row, or of a key, read from the store. A damaged store can hold any number where an entity
+    /// number or a key goes (and SQLite reads text there as 0): an entity number outside `entities` (the numbers
+    /// the table or the to-one can hold) is read as `entities.lowerBound`, the entity it was declared for, and a
+    /// negative key, which would pass for a temporary ID, as 0, a key no object has. `faultline check` reports both.
+    static func stored(entity: Int64, of entities: ClosedRange<Int>, key: Int64) -> ObjectID {
+        let number = entity >= Int64(entities.lowerBound) && entity <= Int64(entities.upperBound) ? Int(entity) : entities.lowerBound
+        return ObjectID(entityNumber: number, primaryKey: key < 0 ? 0 : key)
+    }
+
     /// One word hashed, not two: IDs are hashed on every registry and change-tracking lookup. Keys stay below
     /// 2^52 (temporary ones are small negatives) and entity numbers below 2^12, so distinct IDs rarely collide.
     public func hash(into hasher: inout Hasher) {

@@ -130,8 +130,8 @@ struct FetchPlan {
 
     /// Reads an ID from the first two columns of an ID-only statement.
     func objectID(_ handle: OpaquePointer, offset: Int32 = 0) -> ObjectID {
-        let entity = mapping.tableHasSubentities ? Int(SQLiteValues.int64(handle, offset)) : mapping.number
-        return ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, offset + 1))
+        let entity = mapping.tableHasSubentities ? SQLiteValues.int64(handle, offset) : Int64(mapping.number)
+        return ObjectID.stored(entity: entity, of: mapping.entityNumbers, key: SQLiteValues.int64(handle, offset + 1))
     }
 
     /// Limits are numbers the request holds, not user text, so they are written inline as Core Data writes them.

@@ -173,6 +173,8 @@ final class BatchedFetch {
     /// Reads batch `number` with one statement (plus the IDs it needs first in windowed mode, plus prefetches).
     /// A store error leaves the batch as faults, which report the error when fired.
     private func load(_ number: Int) -> FetchedObjects {
+        // Cannot overflow: number > 0 only when batchSize <= index < count, so (number + 1) * batchSize <= count + batchSize
+        // stays near the row count; number == 0 gives batchSize itself.
         let range = number * batchSize..<min(count, (number + 1) * batchSize)
         batchLoads += 1
         do {
@@ -206,7 +208,9 @@ final class BatchedFetch {
         // Each read sorts the matching rows again to reach its offset, so reads grow geometrically: scrolling the
         // whole result costs a handful of them, not one per few batches.
         let start = range.lowerBound
-        let end = min(count, start + max(range.count, batchSize * Self.batchesPerIDRead << min(idReads, 20)))
+        // Saturating: a batch size given on the command line may be as large as Int.max.
+        let (ahead, overflow) = batchSize.multipliedReportingOverflow(by: Self.batchesPerIDRead << min(idReads, 20))
+        let end = start + min(count - start, max(range.count, overflow ? Int.max : ahead))
         idReads += 1
         var position = start
         try context.runQuery(plan.select(plan.idSelectList, limit: end - start, offset: plan.request.fetchOffset + start), plan.arguments,

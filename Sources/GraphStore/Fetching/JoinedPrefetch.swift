@@ -31,7 +31,7 @@ struct JoinedPrefetch: Sendable {
     private var keys: [RowKey] = []
     /// The joined to-many's node index, and its owner's columns in plain values.
     private var toManyIndex = -1
-    private var ownerKey = RowKey(offset: 0, hasEntityColumn: false, defaultEntity: 0)
+    private var ownerKey = RowKey(offset: 0, hasEntityColumn: false, defaultEntity: 0, entityNumbers: 0...0)
     private(set) var joins: [String] = []
     /// ", p1.Z_PK, …" (with its leading comma), or "" when nothing is joined.
     private(set) var selectList = ""
@@ -134,22 +134,24 @@ struct JoinedPrefetch: Sendable {
         let offset: Int32
         let hasEntityColumn: Bool
         let defaultEntity: Int
+        let entityNumbers: ClosedRange<Int>
 
-        init(offset: Int32, hasEntityColumn: Bool, defaultEntity: Int) {
+        init(offset: Int32, hasEntityColumn: Bool, defaultEntity: Int, entityNumbers: ClosedRange<Int>) {
             self.offset = offset
             self.hasEntityColumn = hasEntityColumn
             self.defaultEntity = defaultEntity
+            self.entityNumbers = entityNumbers
         }
 
         init(offset: Int32, plan: RowReadPlan) {
-            self.init(offset: offset, hasEntityColumn: plan.hasEntityColumn, defaultEntity: plan.defaultEntity)
+            self.init(offset: offset, hasEntityColumn: plan.hasEntityColumn, defaultEntity: plan.defaultEntity, entityNumbers: plan.entityNumbers)
         }
 
         /// The row's ID; nil when its columns are NULL (a left join that found nothing).
         func objectID(_ handle: OpaquePointer) -> ObjectID? {
             if SQLiteValues.isNull(handle, offset + 1) { return nil }
-            let entity = hasEntityColumn ? Int(SQLiteValues.int64(handle, offset)) : defaultEntity
-            return ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, offset + 1))
+            let entity = hasEntityColumn ? SQLiteValues.int64(handle, offset) : Int64(defaultEntity)
+            return ObjectID.stored(entity: entity, of: entityNumbers, key: SQLiteValues.int64(handle, offset + 1))
         }
     }
 
@@ -193,7 +195,7 @@ extension RowReadPlan {
     /// The ID of the row whose columns (selected with this plan's `selectList`) start at `offset`, without reading
     /// its values.
     func objectID(_ handle: OpaquePointer, offset: Int32) -> ObjectID {
-        let entity = hasEntityColumn ? Int(SQLiteValues.int64(handle, offset)) : defaultEntity
-        return ObjectID(entityNumber: entity, primaryKey: SQLiteValues.int64(handle, offset + 1))
+        let entity = hasEntityColumn ? SQLiteValues.int64(handle, offset) : Int64(defaultEntity)
+        return ObjectID.stored(entity: entity, of: entityNumbers, key: SQLiteValues.int64(handle, offset + 1))
     }
 }

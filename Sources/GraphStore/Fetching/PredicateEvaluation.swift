@@ -401,6 +401,7 @@ private struct EvaluationPlanner: ComparisonBuilder {
             return (.bound(StoredValue(bound: a)), .bound(StoredValue(bound: b)))
         }
         let value = try left.boundValue(comparedWith: right, op: op, requireString: requireString, entity: scope.entity.name, in: schema)
+        // cannot fail: `boundValue` is nil only when the right side is a column or a count, which has a term.
         guard let value else { return (leftTerm, right.term!) }
         return (leftTerm, .bound(StoredValue(bound: value)))
     }
@@ -686,6 +687,8 @@ private enum StoredValue: Sendable, Equatable {
 
     /// An integer against a real without losing precision on large integers.
     private static func compareMixed(_ integer: Int64, _ real: Double) -> Int {
+        // NaN (never stored: SQLite keeps it as NULL, but an argument may be one) orders after every number.
+        if real.isNaN { return -1 }
         if real < -9_223_372_036_854_775_808.0 { return 1 }
         if real >= 9_223_372_036_854_775_808.0 { return -1 }
         let truncated = Int64(real)

@@ -434,6 +434,7 @@ public struct PredicateCompiler: ComparisonBuilder {
         if let value = try left.boundValue(comparedWith: right, op: op, requireString: requireString, entity: scope.entity.name, in: schema) {
             return (leftSQL, "?", left.arguments + [value])
         }
+        // cannot fail: `boundValue` is nil only when the right side is a column or a count, which has SQL.
         return (leftSQL, right.sql!, left.arguments + right.arguments)
     }
 

@@ -23,6 +23,7 @@ public enum AttributeValueText {
     public static func parse(_ text: String, as type: AttributeType) -> AttributeValue? {
         switch type {
         case .integer16, .integer32, .integer64:
+            // cannot fail: every integer type has a range.
             guard let number = Int64(text.trimmingCharacters(in: .whitespaces)), type.integerRange!.contains(number) else { return nil }
             return .integer(number)
         case .double, .float:

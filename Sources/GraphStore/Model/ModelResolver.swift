@@ -18,6 +18,8 @@ struct ModelResolver {
         checkInheritance()
         guard problems.isEmpty else { throw ModelError(problems: problems) }
 
+        // The unwraps here cannot fail: parents are filtered to non-nil, every name in `ordered` gets a subtree end and
+        // is a declared name (declared once, checked above), and a chain always holds its first name.
         let children = Dictionary(grouping: declarations.filter { $0.parent != nil }, by: { $0.parent! })
             .mapValues { $0.map(\.name).sorted() }
         // Roots alphabetically, each followed by its sub-entities depth-first. A loop with a stack of its own, not
@@ -62,7 +64,7 @@ struct ModelResolver {
     /// The entity's name, then its parent's, up to the root.
     private func ancestry(of name: String) -> [String] {
         var chain = [name]
-        while let parent = byName[chain.last!]?.parent { chain.append(parent) }
+        while let parent = byName[chain.last!]?.parent { chain.append(parent) }  // cannot fail: never empty
         return chain
     }
 
@@ -78,6 +80,27 @@ struct ModelResolver {
                 byName[declaration.name] = declaration
             }
         }
+        for (first, second) in Self.caseCollisions(declarations.map(\.name)) {
+            problems.append("entities '\(first)' and '\(second)' differ only in case: SQLite names ignore case, so both would be "
+                + "stored as Z\(first.uppercased())")
+        }
+    }
+
+    /// Pairs of distinct names that are the same once upper-cased, as Core Data upper-cases names into tables and
+    /// columns (and SQLite compares names without case), in the order the second of each pair appears.
+    static func caseCollisions(_ names: [String]) -> [(String, String)] {
+        var seen: [String: String] = [:]
+        var pairs: [(String, String)] = []
+        var reported: Set<String> = []
+        for name in names {
+            let folded = name.uppercased()
+            guard let earlier = seen[folded] else {
+                seen[folded] = name
+                continue
+            }
+            if earlier != name, reported.insert(name).inserted { pairs.append((earlier, name)) }
+        }
+        return pairs
     }
 
     /// How many levels of parents an entity may have. Every entity keeps its inherited properties and its
@@ -139,6 +162,18 @@ struct ModelResolver {
                 problems.append("\(label): property '\(name)' is declared more than once (own or inherited)")
             }
         }
+        // Reported where the second of the two is declared, so an inherited pair is reported once, on the entity
+        // that brings it in. Sibling sub-entities may share a name: their columns are numbered, as Core Data does.
+        let ownNames = Set(entity.declaration.attributes.map(\.name) + entity.declaration.relationships.map(\.name))
+        for (first, second) in Self.caseCollisions(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+        where ownNames.contains(first) || ownNames.contains(second) {
+            problems.append("\(label): properties '\(first)' and '\(second)' differ only in case: SQLite names ignore case, so both "
+                + "would be stored as Z\(first.uppercased())")
+        }
+        for (first, second) in Self.caseCollisions(entity.declaration.fetchIndexes.map(\.name)) {
+            problems.append("\(label): fetch indexes '\(first)' and '\(second)' differ only in case: SQLite names ignore case, so both "
+                + "would be index Z_\(entity.name)_\(first)")
+        }
         if entity.isAbstract && !entity.hasSubentities {
             warnings.append(ModelWarning(entity: entity.name, message: "abstract entity has no sub-entities, so no object of it can exist"))
         }
@@ -153,8 +188,12 @@ struct ModelResolver {
             if index.elements.isEmpty {
                 problems.append("\(label): fetch index '\(index.name)' has no elements")
             }
-            for element in index.elements where !names.contains(element.property) {
-                problems.append("\(label): fetch index '\(index.name)' names unknown property '\(element.property)'")
+            for element in index.elements {
+                if !names.contains(element.property) {
+                    problems.append("\(label): fetch index '\(index.name)' names unknown property '\(element.property)'")
+                } else if let problem = Self.columnProblem(of: element.property, in: entity) {
+                    problems.append("\(label): fetch index '\(index.name)' names \(problem), which has no column to index")
+                }
             }
         }
         for constraint in entity.declaration.uniquenessConstraints {
@@ -164,6 +203,11 @@ struct ModelResolver {
             }
             for property in constraint where entity.relationship(named: property)?.isToMany == true {
                 problems.append("\(label): uniqueness constraint names to-many relationship '\(property)'")
+            }
+            for property in constraint where entity.relationship(named: property)?.isToMany != true {
+                if let problem = Self.columnProblem(of: property, in: entity) {
+                    problems.append("\(label): uniqueness constraint names \(problem), which has no column")
+                }
             }
         }
     }
@@ -180,7 +224,7 @@ struct ModelResolver {
             }
         }
         if let minimum = attribute.minValue.flatMap(Double.init), let maximum = attribute.maxValue.flatMap(Double.init), minimum > maximum {
-            problems.append("\(label): minimum \(attribute.minValue!) is greater than maximum \(attribute.maxValue!)")
+            problems.append("\(label): minimum \(attribute.minValue!) is greater than maximum \(attribute.maxValue!)")  // cannot fail: both parsed above
         }
         if let pattern = attribute.regularExpression {
             if attribute.type != .string {
@@ -200,6 +244,9 @@ struct ModelResolver {
         guard let relationship = entity.relationship(named: derivation.relationship) else {
             problems.append("\(label): derivation '\(expression)' names unknown relationship '\(derivation.relationship)'")
             return
+        }
+        if relationship.isTransient {
+            problems.append("\(label): derivation '\(expression)' goes through transient relationship '\(relationship.name)', which the store does not keep")
         }
         switch derivation {
         case .count:
@@ -263,6 +310,15 @@ struct ModelResolver {
         if inverse.isTransient != relationship.isTransient {
             problems.append("\(label): it and its inverse '\(destination.name).\(inverseName)' must both be transient or both persistent")
         }
+    }
+
+    /// Why a property of `entity` has no column of its own: a transient, or a to-many; nil when it has one.
+    private static func columnProblem(of property: String, in entity: Entity) -> String? {
+        if let attribute = entity.attribute(named: property), attribute.isTransient { return "transient attribute '\(property)'" }
+        guard let relationship = entity.relationship(named: property) else { return nil }
+        if relationship.isTransient { return "transient relationship '\(property)'" }
+        if relationship.isToMany { return "to-many relationship '\(property)'" }
+        return nil
     }
 
     static func isValidName(_ name: String) -> Bool {

@@ -26,6 +26,10 @@ public struct ObjectModel: Hashable, Sendable {
         self.entities = resolved.entities
         self.warnings = resolved.warnings
         self.indexByName = Dictionary(uniqueKeysWithValues: resolved.entities.enumerated().map { ($1.name, $0) })
+        // The resolver refuses names that differ only in case; this catches any generated name it did not foresee
+        // before a store's DDL could fail halfway through.
+        let collisions = StoreSchema(model: self).nameCollisions()
+        if !collisions.isEmpty { throw ModelError(problems: collisions) }
     }
 
     /// The declarations this model was built from, in entity-number order.
@@ -43,13 +47,13 @@ public struct ObjectModel: Hashable, Sendable {
     /// The entity, then its parent, up to its root.
     public func lineage(of entity: Entity) -> [Entity] {
         var chain = [entity]
-        while let parent = chain.last!.parentName.flatMap(self.entity(named:)) { chain.append(parent) }
+        while let parent = chain.last!.parentName.flatMap(self.entity(named:)) { chain.append(parent) }  // cannot fail: never empty
         return chain
     }
 
     /// The root of an entity's inheritance chain (itself when it has no parent).
     public func root(of entity: Entity) -> Entity {
-        self.entity(named: entity.rootName)!
+        self.entity(named: entity.rootName)!  // cannot fail: the resolver sets rootName to an entity of the model
     }
 
     /// The relationship on the destination that points back, if the relationship has an inverse.
@@ -88,6 +92,9 @@ public struct Entity: Hashable, Sendable {
     public var parentName: String? { declaration.parent }
     public var isRoot: Bool { declaration.parent == nil }
     public var hasSubentities: Bool { !subentityNames.isEmpty }
+    /// The `Z_ENT` numbers of this entity and its descendants: entities are numbered depth-first, so a subtree's
+    /// numbers are consecutive. A row of this entity, or a key pointing at one, carries one of these.
+    public var subtreeNumbers: ClosedRange<Int> { number...(number + descendantNames.count) }
 
     public func attribute(named name: String) -> AttributeDescription? {
         attributes.first { $0.name == name }

@@ -22,7 +22,7 @@ struct DerivedAttributeTriggers {
     }
 
     private func sourceTable(of entity: Entity) -> EntityTable {
-        layout.tables[layout.tableIndexByEntity[entity.name]!]
+        layout.tables[layout.tableIndexByEntity[entity.name]!]  // cannot fail: the layout gives every entity a table
     }
 
     private func column(_ attribute: String, of entity: Entity) -> String {
@@ -136,6 +136,7 @@ extension DerivedAttributeTriggers {
                       case .foreignKey(let foreignKey, _, _)? = layout.storage(ofRelationship: relationship, of: entity),
                       let target = layout.attributeColumn(attribute.name, of: entity),
                       let copiedColumn = layout.attributeColumn(copied, of: destination) else { continue }
+                // cannot fail (both): the layout gives every entity a table.
                 let source = layout.tables[layout.tableIndexByEntity[entity.name]!]
                 let destinationTable = layout.tables[layout.tableIndexByEntity[destination.name]!]
                 let numbers = [entity.number] + entity.descendantNames.compactMap { model.entity(named: $0)?.number }

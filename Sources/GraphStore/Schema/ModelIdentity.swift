@@ -45,8 +45,7 @@ public struct ModelIdentity: Equatable, Sendable {
     public func metadataPropertyList() -> Data {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .binary
-        // Strings, numbers, arrays and data always encode.
-        return try! encoder.encode(Metadata(hashes: entityHashes))
+        return try! encoder.encode(Metadata(hashes: entityHashes))  // cannot fail: strings, integers, arrays and data only
     }
 
     private struct Metadata: Encodable {

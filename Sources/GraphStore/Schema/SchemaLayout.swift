@@ -49,19 +49,21 @@ struct SchemaLayout: Sendable {
         var foreignKeyColumns: [String] = []
         var indexedColumns: [String] = []
         for entity in members {
-            let properties = entity.declaration.attributes.filter(\.isPersistent).map { ($0.name, true) }
-                + entity.declaration.relationships.filter(\.isPersistent).map { ($0.name, false) }
-            for (name, isAttribute) in properties.sorted(by: { $0.0 < $1.0 }) {
+            // Each property with its description, by name: looking a description up by name for each property made
+            // an entity of thousands of attributes take a quadratic time.
+            let properties: [(name: String, attribute: AttributeDescription?, relationship: RelationshipDescription?)] =
+                entity.declaration.attributes.filter(\.isPersistent).map { ($0.name, $0, nil) }
+                + entity.declaration.relationships.filter(\.isPersistent).map { ($0.name, nil, $0) }
+            for (name, attribute, relationship) in properties.sorted(by: { $0.name < $1.name }) {
                 let key = StoreSchema.PropertyKey(entity: entity.name, property: name)
-                if isAttribute {
-                    let attribute = entity.declaration.attributes.first { $0.name == name }!
+                if let attribute {
                     let column = claim("Z" + name.uppercased())
                     attributeColumns[key] = column
                     pending.append(PendingColumn(column: Column(name: column, type: attribute.type.columnType), entityNumber: entity.number, propertyName: name, part: 0))
                     if attribute.isIndexed { indexedColumns.append(column) }
                     continue
                 }
-                let relationship = entity.declaration.relationships.first { $0.name == name }!
+                guard let relationship else { continue }
                 if relationship.isToMany {
                     if relationshipStorage[key] == nil {
                         relationshipStorage[key] = inverseForeignKeyStorage(of: relationship, in: entity)
@@ -75,6 +77,7 @@ struct SchemaLayout: Sendable {
                 if let destination = model.entity(named: relationship.destination), destination.hasSubentities {
                     let destinationRoot = model.root(of: destination)
                     entityColumn = claim("Z\(destinationRoot.number)_" + name.uppercased())
+                    // cannot fail: set on the line above (so is `orderColumn` below).
                     pending.append(PendingColumn(column: Column(name: entityColumn!, type: "INTEGER"), entityNumber: entity.number, propertyName: name, part: 1))
                 }
                 var orderColumn: String?
@@ -195,6 +198,7 @@ struct SchemaLayout: Sendable {
         var columns = [Column(name: ownerColumn, type: "INTEGER"), Column(name: memberColumn, type: "INTEGER")]
         var ownerOrder: String?
         var memberOrder: String?
+        // The unwraps below cannot fail: each order column is set on the line before it is used.
         if relationship.isOrdered {
             ownerOrder = "Z_FOK_" + ownerColumn.dropFirst(2)
             columns.append(Column(name: ownerOrder!, type: "INTEGER"))
@@ -223,6 +227,7 @@ struct SchemaLayout: Sendable {
         var columns = [Column(name: ownerColumn, type: "INTEGER"), Column(name: memberColumn, type: "INTEGER")]
         var orderColumn: String?
         if relationship.isOrdered {
+            // cannot fail: set on the line above.
             orderColumn = "Z_FOK_" + ownerColumn.dropFirst(2)
             columns.append(Column(name: orderColumn!, type: "INTEGER"))
         }

@@ -21,11 +21,10 @@ public struct StoreCatalog: Equatable, Sendable {
         var triggers: Set<String> = []
         let rows = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
         for row in rows {
-            let type: String = row["type"]
-            let name: String = row["name"]
+            guard let type = row.lenient("type", as: String.self), let name = row.lenient("name", as: String.self) else { continue }
             switch type {
             case "table": columns[name] = try db.columns(in: name).map(\.name)
-            case "index": indexes[name] = row["tbl_name"]
+            case "index": indexes[name] = row.lenient("tbl_name", as: String.self)
             case "trigger": triggers.insert(name)
             default: break
             }

@@ -63,6 +63,37 @@ public struct StoreSchema: Sendable {
         return statements
     }
 
+    /// Names SQLite would take for one and the same (it compares names without case): two tables or indexes (one
+    /// namespace), two triggers, or two columns of one table. One line each, naming what the two are.
+    func nameCollisions() -> [String] {
+        var problems: [String] = []
+        func check(_ items: [(name: String, what: String)]) {
+            var seen: [String: (name: String, what: String)] = [:]
+            for item in items {
+                let key = item.name.uppercased()
+                if let earlier = seen[key] {
+                    problems.append("\(earlier.what) and \(item.what) would both be named \(earlier.name) (SQLite names ignore case)")
+                } else {
+                    seen[key] = item
+                }
+            }
+        }
+        var objects: [(name: String, what: String)] = BookkeepingTables.names.map { ($0, "the store's table \($0)") }
+        for table in tables {
+            objects.append((table.name, "the table of entity '\(table.rootEntity)'"))
+            objects += table.indexes.map { ($0.name, "index \($0.name) on \(table.name)") }
+            check(table.columns.map { ($0.name, "column \($0.name) of \(table.name)") })
+        }
+        for table in joinTables {
+            objects.append((table.name, "join table \(table.name)"))
+            objects += table.indexes.map { ($0.name, "index \($0.name) on \(table.name)") }
+            check(table.columns.map { ($0.name, "column \($0.name) of \(table.name)") })
+        }
+        check(objects)
+        check(triggers.map { ($0.name, "trigger \($0.name) on \($0.table)") })
+        return problems
+    }
+
     /// The statements as a script `sqlite3` runs as is.
     public var ddl: String {
         createStatements.map { $0 + ";\n" }.joined()

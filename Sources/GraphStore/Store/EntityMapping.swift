@@ -105,13 +105,19 @@ public final class EntityMapping: Sendable {
     /// Each stored attribute's type, in `attributes`' order: all a row read needs of them. Walking `attributes`
     /// instead copies each one with its description, retaining and releasing every string in it, on every row.
     let attributeTypes: [AttributeType]
-    /// Each stored to-one's destination number and whether its key has an entity column, in `toOnes`' order.
-    let toOneDestinations: [(number: Int, hasEntityColumn: Bool)]
+    /// Each stored to-one's destination number, the entity numbers its key may name (the destination and its
+    /// sub-entities) and whether its key has an entity column, in `toOnes`' order.
+    let toOneDestinations: [(number: Int, entities: ClosedRange<Int>, hasEntityColumn: Bool)]
+    /// The entity numbers a row read for this entity may carry: its own and its sub-entities'.
+    let entityNumbers: ClosedRange<Int>
 
     public var name: String { entity.name }
     public var number: Int { entity.number }
 
     init(entity: Entity, schema: StoreSchema, objectClass: ManagedObject.Type) {
+        // The unwraps here cannot fail: the schema was laid out from this model, which gives every entity a table,
+        // every stored attribute a column and every persistent relationship a destination (checked by the resolver)
+        // and a storage.
         let model = schema.model
         let table = schema.table(for: entity.name)!
         self.entity = entity
@@ -177,7 +183,11 @@ public final class EntityMapping: Sendable {
         self.hasDenyRules = toOnes.contains { $0.description.deleteRule == .deny } || toManys.contains { $0.description.deleteRule == .deny }
         self.emptyKeys = Array(repeating: nil, count: toOnes.count)
         self.attributeTypes = stored.map(\.type)
-        self.toOneDestinations = toOnes.map { ($0.destinationNumber, $0.entityColumn != nil) }
+        self.toOneDestinations = toOnes.map { toOne in
+            (toOne.destinationNumber, model.entity(number: toOne.destinationNumber)?.subtreeNumbers ?? toOne.destinationNumber...toOne.destinationNumber,
+             toOne.entityColumn != nil)
+        }
+        self.entityNumbers = entity.subtreeNumbers
         self.defaultValues = stored.map { attribute in
             let description = attribute.description
             if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }
@@ -240,6 +250,8 @@ public struct RowReadPlan: Sendable {
     let mappings: [Int: EntityMapping]
     let hasEntityColumn: Bool
     let defaultEntity: Int
+    /// The entity numbers a row read by this plan may carry (see `ObjectID.stored`).
+    let entityNumbers: ClosedRange<Int>
 
     public init(_ mappings: [EntityMapping]) {
         var union: [String] = []
@@ -262,6 +274,7 @@ public struct RowReadPlan: Sendable {
         self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { ($0.number, $0) })
         self.hasEntityColumn = mappings[0].tableHasSubentities
         self.defaultEntity = mappings[0].number
+        self.entityNumbers = mappings[0].entityNumbers
     }
 
     /// The select list with the table aliased `alias` instead of `t0`.

@@ -112,7 +112,9 @@ extension PersistentStoreCoordinator {
             return try read { db in
                 var maxima: [Int: Int64] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY") {
-                    maxima[row[0]] = row[1]
+                    // A damaged store may hold text there: such a row is left out rather than trapping.
+                    guard let number = row.lenient(0, as: Int.self) else { continue }
+                    maxima[number] = row.lenient(1, as: Int64.self)
                 }
                 return maxima
             }

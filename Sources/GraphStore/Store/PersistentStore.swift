@@ -186,10 +186,10 @@ public final class PersistentStore: Sendable {
                     return .failure(.notAStore(path: path, reason: "it has no \(required) table"))
                 }
                 guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1"),
-                      let uuid = row["Z_UUID"] as String? else {
+                      let uuid = row.lenient("Z_UUID", as: String.self) else {
                     return .failure(.notAStore(path: path, reason: "Z_METADATA has no store identity"))
                 }
-                let plist = (row["Z_PLIST"] as Data?) ?? Data()
+                let plist = row.lenient("Z_PLIST", as: Data.self) ?? Data()
                 let (isPropertyList, recorded) = ModelIdentity.read(metadataPropertyList: plist)
                 guard isPropertyList else {
                     return .failure(.notAStore(path: path, reason: "Z_METADATA.Z_PLIST is not a property list"))
@@ -291,8 +291,7 @@ public enum ModelCache {
     public static func encode(_ model: ObjectModel) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Plain structs of strings, numbers and booleans always encode.
-        return try! encoder.encode(model.declarations)
+        return try! encoder.encode(model.declarations)  // cannot fail: strings, integers and booleans only (no Double)
     }
 
     public static func decode(_ data: Data) throws -> ObjectModel {

@@ -64,6 +64,7 @@ public final class PersistentStoreCoordinator: Sendable {
         let mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
         self.mappingNameBits = mappings.map { KeyBits($0.name) }
         self.mappingByName = mappingByName
+        // cannot fail: the precondition above holds every class's entity to the model.
         self.mappingByClass = Dictionary(classByEntity.map { name, type in (ObjectIdentifier(type), mappingByName[name]!) },
                                          uniquingKeysWith: { first, _ in first })
         self.reader = try? DatabaseQueue(path: store.path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))

@@ -111,7 +111,7 @@ enum SQLiteValues {
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
     static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(sqlite3_column_int64(statement, offset)) : plan.defaultEntity
-        let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!
+        let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!  // cannot fail: the plan holds its default
         return snapshot(statement, mapping: mapping, positions: plan.positions[mapping.number], offset: offset)
     }
 
@@ -122,8 +122,8 @@ enum SQLiteValues {
             return offset + (positions?[term] ?? Int32(term))
         }
         let entityColumn = next()
-        let entityNumber = mapping.tableHasSubentities ? Int(sqlite3_column_int64(statement, entityColumn)) : mapping.number
-        let primaryKey = sqlite3_column_int64(statement, next())
+        let id = ObjectID.stored(entity: mapping.tableHasSubentities ? sqlite3_column_int64(statement, entityColumn) : Int64(mapping.number),
+                                 of: mapping.entityNumbers, key: sqlite3_column_int64(statement, next()))
         let version = sqlite3_column_int64(statement, next())
         let types = mapping.attributeTypes
         var values: [AttributeValue] = []
@@ -138,15 +138,15 @@ enum SQLiteValues {
             let column = next()
             let isNull = sqlite3_column_type(statement, column) == SQLITE_NULL
             let key = sqlite3_column_int64(statement, column)
-            var destination = toOne.number
+            var destination = Int64(toOne.number)
             if toOne.hasEntityColumn {
                 let entityColumn = next()
                 if sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
-                    destination = Int(sqlite3_column_int64(statement, entityColumn))
+                    destination = sqlite3_column_int64(statement, entityColumn)
                 }
             }
-            keys.append(isNull ? nil : ObjectID(entityNumber: destination, primaryKey: key))
+            keys.append(isNull ? nil : ObjectID.stored(entity: destination, of: toOne.entities, key: key))
         }
-        return RowSnapshot(objectID: ObjectID(entityNumber: entityNumber, primaryKey: primaryKey), version: version, values: values, toOneKeys: keys)
+        return RowSnapshot(objectID: id, version: version, values: values, toOneKeys: keys)
     }
 }

@@ -108,7 +108,7 @@ public struct StoreFileCheck: Sendable, Equatable {
         var filled = 0
         while filled < headerLength {
             let count = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + filled, headerLength - filled, off_t(filled))
+                pread(descriptor, buffer.baseAddress! + filled, headerLength - filled, off_t(filled))  // cannot fail: not empty
             }
             if count > 0 {
                 filled += count

@@ -151,7 +151,7 @@ final class UndoJournal: Sendable {
             for table in tables { byTable[table, default: []].append(step) }
         }
         for index in byTable.keys.sorted() {
-            let steps = DeletionPlanner.json(byTable[index]!.sorted())
+            let steps = DeletionPlanner.json(byTable[index]!.sorted())  // cannot fail: a key of the dictionary
             try execute("DELETE FROM temp.\(tables[index].rows) WHERE Z_STEP IN (SELECT value FROM json_each(?))", [steps])
             try execute("DELETE FROM temp.\(tables[index].keys) WHERE Z_STEP IN (SELECT value FROM json_each(?))", [steps])
         }
