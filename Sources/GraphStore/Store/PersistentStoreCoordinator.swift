@@ -66,8 +66,11 @@ public final class PersistentStoreCoordinator: Sendable {
         self.mappingByName = mappingByName
         self.mappingByClass = Dictionary(classByEntity.map { name, type in (ObjectIdentifier(type), mappingByName[name]!) },
                                          uniquingKeysWith: { first, _ in first })
-        self.reader = try? DatabaseQueue(path: store.path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
-        self.keyReader = PrimaryKeyReader(path: store.path, entityCount: mappings.count, busyTimeout: PersistentStore.Options().busyTimeout)
+        // Both read the file as the store's own connection does (see `PersistentStore.readerLocation`), so they
+        // make no file beside it either.
+        self.reader = try? DatabaseQueue(path: store.readerLocation, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
+        self.keyReader = PrimaryKeyReader(path: store.readerLocation, entityCount: mappings.count,
+                                          busyTimeout: PersistentStore.Options().busyTimeout)
     }
 
     /// Opens (or creates) the store at `path` and puts a coordinator on it.
@@ -314,12 +317,12 @@ final class PrimaryKeyReader: Sendable {
         connection.withLock { $0.close() }
     }
 
-    /// Opens `path` read-only and reads from it once, as GRDB opens its readers; nil when SQLite cannot. The read
+    /// Opens `path` (a file name, or a `file:` URI) read-only and reads from it once, as GRDB opens its readers; nil when SQLite cannot. The read
     /// opens the write-ahead log and its index with the file, so the connection keeps reading what the store holds
     /// even if those files are unlinked while the coordinator lives (a test's temporary folder, say).
     init?(path: String, entityCount: Int, busyTimeout: TimeInterval) {
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nil) == SQLITE_OK, let handle else {
             sqlite3_close_v2(handle)
             return nil
         }

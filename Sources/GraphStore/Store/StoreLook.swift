@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// How a connection that only reads reaches a store file, chosen so that reading creates no file beside it and sees
+/// one state of the store even while another process writes.
+///
+/// SQLite keeps a WAL-mode store's recent commits in `-wal` and their index in `-shm`; a reader must share both with
+/// the writers to see a consistent store, and opens them (making them when missing) beside the file. Which way is
+/// taken depends on what is there and on what this process may do:
+///
+/// | the file                                         | the look                                                  |
+/// |--------------------------------------------------|-----------------------------------------------------------|
+/// | rollback journal (not WAL)                       | `shared`: read-only, SQLite's file locks; nothing is made |
+/// | WAL, a `-wal` beside it                          | `shared`: joins the existing `-wal` and `-shm`            |
+/// | WAL, no `-wal`, file and folder writable         | `queryOnly`: makes `-wal`/`-shm`, removes them closing last |
+/// | WAL, no `-wal`, file or folder not writable      | `immutable`: reads the file alone, takes no lock          |
+///
+/// An immutable look sees no writer: should one start meanwhile (the store's owner, say, while another user reads
+/// it), pages can change under it. `changedSinceOpened()` tells, from the file's size and times and a `-wal`
+/// appearing, whether that may have happened; `check` looks again when it did.
+struct StoreLook: Sendable {
+    enum Kind: Sendable, Equatable {
+        /// A read-only connection (`SQLITE_OPEN_READONLY`). Where this process may not make files, the `-shm` is
+        /// opened read-only (`readonly_shm=1`): SQLite then builds its index of the `-wal` in memory.
+        case shared
+        /// A read-write connection on which `PRAGMA query_only` refuses every write. It makes the `-wal` and `-shm`
+        /// a WAL reader needs and, the last connection to close, removes them again; meanwhile it shares them with
+        /// any writer, so its transactions see one state of the store.
+        case queryOnly
+        /// `immutable=1`: the file is read as if nothing could change it; no lock, no `-wal`, no `-shm`.
+        case immutable
+    }
+
+    let path: String
+    let kind: Kind
+    /// The name SQLite is given: `path`, or a `file:` URI with the look's options.
+    let location: String
+    /// For an immutable look, the file as it was just before it was opened.
+    let stamp: FileStamp?
+
+    /// The look for `file` (inspected by `StoreFileCheck`, a `.database`).
+    /// - Parameter forWriting: the look comes before a writable open: a hot rollback journal may be rolled back
+    ///   (the writable open would do it anyway), so a rollback-journal file is read through a writable connection.
+    static func choose(path: String, file: StoreFileCheck, forWriting: Bool = false) -> StoreLook {
+        guard case .database(_, _, let isWAL) = file.state else {
+            return StoreLook(path: path, kind: .shared, location: path, stamp: nil)
+        }
+        let mayMakeFiles = file.writeProblem == nil
+        if !isWAL {
+            return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
+        }
+        if FileManager.default.fileExists(atPath: path + "-wal") {
+            let location = mayMakeFiles ? path : uri(path, query: "mode=ro&readonly_shm=1") ?? path
+            return StoreLook(path: path, kind: .shared, location: location, stamp: nil)
+        }
+        if mayMakeFiles {
+            return StoreLook(path: path, kind: .queryOnly, location: path, stamp: nil)
+        }
+        let stamp = FileStamp(path: path)
+        guard let location = uri(path, query: "immutable=1") else {
+            return StoreLook(path: path, kind: .shared, location: path, stamp: nil)
+        }
+        return StoreLook(path: path, kind: .immutable, location: location, stamp: stamp)
+    }
+
+    /// The configuration of a connection of this look.
+    func configuration(busyTimeout: TimeInterval) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = kind != .queryOnly
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.label = "GraphStore"
+        let queryOnly = kind == .queryOnly
+        configuration.prepareDatabase { db in
+            PredicateFunctions.install(on: db)
+            if queryOnly { try db.execute(sql: "PRAGMA query_only = ON") }
+        }
+        return configuration
+    }
+
+    /// One connection of this look.
+    func openQueue(busyTimeout: TimeInterval) throws -> DatabaseQueue {
+        try DatabaseQueue(path: location, configuration: configuration(busyTimeout: busyTimeout))
+    }
+
+    /// Whether, for an immutable look, the file may have changed since the look was chosen: its size, times or
+    /// identity differ, or a `-wal` has appeared beside it (a writer is at work). Always false for the other
+    /// looks, which share SQLite's locks with any writer.
+    func changedSinceOpened() -> Bool {
+        guard kind == .immutable else { return false }
+        guard let stamp else { return true }
+        return FileStamp(path: path) != stamp
+    }
+
+    /// `file:///…?query` for `path` (made absolute, every byte a URI could misread escaped); nil when this SQLite
+    /// library does not read file names as URIs.
+    static func uri(_ path: String, query: String) -> String? {
+        guard sqlite3_compileoption_used("USE_URI") != 0 else { return nil }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~-".utf8)
+        var escaped = ""
+        for byte in absolute.utf8 {
+            if plain.contains(byte) {
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                escaped += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return "file://" + escaped + "?" + query
+    }
+}
+
+/// What `stat` says of a file and whether a `-wal` lies beside it: two stamps differ when a writer may have been
+/// at work between them (a checkpoint rewrites pages of the file, which moves its modification time).
+struct FileStamp: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: [Int]
+    let changed: [Int]
+    let hasWAL: Bool
+
+    /// Nil when the file cannot be `stat`ed.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+        size = Int64(truncatingIfNeeded: info.st_size)
+        #if canImport(Darwin)
+        modified = [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec)]
+        changed = [Int(info.st_ctimespec.tv_sec), Int(info.st_ctimespec.tv_nsec)]
+        #else
+        modified = [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+        changed = [Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec)]
+        #endif
+        var walInfo = stat()
+        hasWAL = stat(path + "-wal", &walInfo) == 0
+    }
+}
