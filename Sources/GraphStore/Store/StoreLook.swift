@@ -28,8 +28,8 @@ import GRDBSQLite
 /// appearing, whether that may have happened; `check` looks again when it did.
 struct StoreLook: Sendable {
     enum Kind: Sendable, Equatable {
-        /// A read-only connection (`SQLITE_OPEN_READONLY`). Where this process may not make files, the `-shm` is
-        /// opened read-only (`readonly_shm=1`): SQLite then builds its index of the `-wal` in memory.
+        /// A read-only connection (`SQLITE_OPEN_READONLY`). For a WAL-mode file the `-shm` is opened read-only too
+        /// (`readonly_shm=1`), so reading changes neither it nor the `-wal`.
         case shared
         /// A read-write connection on which `PRAGMA query_only` refuses every write. It makes the `-wal` and `-shm`
         /// a WAL reader needs and, the last connection to close, removes them again; meanwhile it shares them with
@@ -58,7 +58,9 @@ struct StoreLook: Sendable {
             return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
         }
         if FileManager.default.fileExists(atPath: path + "-wal") {
-            let location = mayMakeFiles ? path : uri(path, query: "mode=ro&readonly_shm=1") ?? path
+            // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
+            // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own.
+            let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
             return StoreLook(path: path, kind: .shared, location: location, stamp: nil)
         }
         if mayMakeFiles {
