@@ -57,7 +57,7 @@ struct StoreLook: Sendable {
         if !isWAL {
             return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
         }
-        if FileManager.default.fileExists(atPath: path + "-wal") {
+        if walIsInUse(path) {
             // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
             // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own.
             let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
@@ -71,6 +71,19 @@ struct StoreLook: Sendable {
             return StoreLook(path: path, kind: .shared, location: path, stamp: nil)
         }
         return StoreLook(path: path, kind: .immutable, location: location, stamp: stamp)
+    }
+
+    /// Whether a `-wal` lies beside `path`. A writer makes its `-wal` a moment before the `-shm` (and, closing,
+    /// removes the `-wal` first): a `-wal` alone is waited on for up to a second, until the `-shm` appears or the
+    /// `-wal` goes. One still alone then was left so (the `-shm` deleted): the look will say so.
+    private static func walIsInUse(_ path: String) -> Bool {
+        let manager = FileManager.default
+        for _ in 0..<100 {
+            guard manager.fileExists(atPath: path + "-wal") else { return false }
+            if manager.fileExists(atPath: path + "-shm") { return true }
+            usleep(10_000)
+        }
+        return manager.fileExists(atPath: path + "-wal")
     }
 
     /// The configuration of a connection of this look.
