@@ -34,11 +34,11 @@ public enum StoreIntegrityCheck {
         for attempt in 1...3 {
             let file = try StoreFileCheck.inspect(path: path)
             guard case .database = file.state else { throw .noSuchFile(path: path) }
-            let look = StoreLook.choose(path: path, file: file)
-            do {
+            var look = StoreLook.choose(path: path, file: file)
+            func check(_ look: StoreLook) throws -> Result<IntegrityReport, StoreError> {
                 let queue = try look.openQueue(busyTimeout: PersistentStore.defaultBusyTimeout)
                 defer { try? queue.close() }
-                outcome = try queue.read { db -> Result<IntegrityReport, StoreError> in
+                return try queue.read { db -> Result<IntegrityReport, StoreError> in
                     switch try StoreRecord.read(db, path: path) {
                     case .failure(let error):
                         return .failure(error)
@@ -47,10 +47,25 @@ public enum StoreIntegrityCheck {
                         return .success(try checker.run(db))
                     }
                 }
+            }
+            func failure(_ error: any Error, _ look: StoreLook) -> StoreError {
+                PersistentStore.lookFailure(error, path: path, look: look).map { .unreadable(path: path, reason: $0) }
+                    ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error))
+            }
+            do {
+                outcome = try check(look)
             } catch {
-                let reason = PersistentStore.lookFailure(error, path: path, look: look)
-                outcome = .failure(reason.map { .unreadable(path: path, reason: $0) }
-                    ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error)))
+                let lookError = LookError(storeError: failure(error, look), sqliteError: error)
+                if let fallback = look.fallback(after: lookError) {
+                    look = fallback
+                    do {
+                        outcome = try check(look)
+                    } catch {
+                        outcome = .failure(failure(error, look))
+                    }
+                } else {
+                    outcome = .failure(lookError.storeError)
+                }
             }
             guard look.changedSinceOpened() else { break }
             if attempt == 3 {

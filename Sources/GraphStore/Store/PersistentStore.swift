@@ -187,8 +187,12 @@ public final class PersistentStore: Sendable {
         var file = file
         var attempt = 1
         while true {
-            let look = StoreLook.choose(path: path, file: file, forWriting: !(options.readOnly || file.isReadOnly))
-            let result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
+            var look = StoreLook.choose(path: path, file: file, forWriting: !(options.readOnly || file.isReadOnly))
+            var result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
+            if case .failure(let error) = result, let fallback = look.fallback(after: error) {
+                look = fallback
+                result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
+            }
             if attempt < 3, look.changedSinceOpened() {
                 if case .success(let opened) = result { try? opened.queue?.close() }
                 attempt += 1
@@ -196,14 +200,28 @@ public final class PersistentStore: Sendable {
                 guard case .database = file.state else { throw .noSuchFile(path: path) }
                 continue
             }
-            let opened = try result.get()
-            return (opened.uuid, look, opened.queue)
+            switch result {
+            case .success(let opened): return (opened.uuid, look, opened.queue)
+            case .failure(let error): throw error.storeError
+            }
         }
     }
 
     private static func verify(path: String, look: StoreLook, schema: StoreSchema, options: Options, keepOpen: Bool)
+        -> Result<(uuid: String, queue: DatabaseQueue?), LookError> {
+        do {
+            switch try verifyOnce(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen) {
+            case .success(let opened): return .success(opened)
+            case .failure(let refusal): return .failure(LookError(storeError: refusal, sqliteError: nil))
+            }
+        } catch {
+            return .failure(LookError(storeError: storeError(error, path: path, options: options, look: look), sqliteError: error))
+        }
+    }
+
+    private static func verifyOnce(path: String, look: StoreLook, schema: StoreSchema, options: Options, keepOpen: Bool) throws
         -> Result<(uuid: String, queue: DatabaseQueue?), StoreError> {
-        wrapSQLiteErrorsAsResult(path: path, options: options, look: look) {
+        try {
             let queue = try look.openQueue(busyTimeout: options.busyTimeout)
             var keep = false
             defer { if !keep { try? queue.close() } }
@@ -238,7 +256,7 @@ public final class PersistentStore: Sendable {
                 keep = keepOpen
                 return .success((uuid, keepOpen ? queue : nil))
             }
-        }
+        }()
     }
 
     private static func wrapSQLiteErrors<T>(path: String, options: Options, _ body: () throws -> T) throws(StoreError) -> T {
@@ -281,6 +299,11 @@ public final class PersistentStore: Sendable {
             return "it has a hot journal, \(name)-journal, left by a write that was interrupted; SQLite must roll that "
                 + "write back before the store can be read, which a read-only connection cannot do: open the store once "
                 + "with write access to it and its folder, which rolls the write back"
+        }
+        if error.resultCode == .SQLITE_PROTOCOL, let look, look.kind == .shared, look.location != path {
+            return "its index of the write-ahead log, \(name)-shm, is out of date after a write that was interrupted, "
+                + "and reading without write access cannot rebuild it: open the store once with write access to it "
+                + "and its folder, which rebuilds it"
         }
         if error.resultCode == .SQLITE_CANTOPEN, look?.kind == .shared,
            FileManager.default.fileExists(atPath: path + "-wal"), !FileManager.default.fileExists(atPath: path + "-shm") {

@@ -45,6 +45,8 @@ struct StoreLook: Sendable {
     let location: String
     /// For an immutable look, the file as it was just before it was opened.
     let stamp: FileStamp?
+    /// Whether this process may write beside the file (and so rebuild an index it opened read-only).
+    var mayWriteIndex = false
 
     /// The look for `file` (inspected by `StoreFileCheck`, a `.database`).
     /// - Parameter forWriting: the look comes before a writable open: a hot rollback journal may be rolled back
@@ -61,7 +63,7 @@ struct StoreLook: Sendable {
             // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
             // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own.
             let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
-            return StoreLook(path: path, kind: .shared, location: location, stamp: nil)
+            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, mayWriteIndex: mayMakeFiles)
         }
         if mayMakeFiles {
             return StoreLook(path: path, kind: .queryOnly, location: path, stamp: nil)
@@ -84,6 +86,22 @@ struct StoreLook: Sendable {
             usleep(10_000)
         }
         return manager.fileExists(atPath: path + "-wal")
+    }
+
+    /// The look to try when this one failed with `error`, or nil. A WAL reader whose `-shm` is opened read-only
+    /// cannot bring that index up to date, which a writer killed at the wrong moment can leave stale
+    /// (`locking protocol`, or SQLite's `SQLITE_READONLY_RECOVERY` / `_CANTINIT`). Where this process may write the
+    /// `-shm`, the plain read-only connection rebuilds it from the `-wal` (the index only: the store and its
+    /// `-wal` keep every byte).
+    func fallback(after error: LookError) -> StoreLook? {
+        guard kind == .shared, location != path, mayWriteIndex,
+              let error = error.sqliteError as? DatabaseError else { return nil }
+        switch error.resultCode {
+        case .SQLITE_PROTOCOL, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_BUSY:
+            return StoreLook(path: path, kind: .shared, location: path, stamp: nil, mayWriteIndex: false)
+        default:
+            return nil
+        }
     }
 
     /// The configuration of a connection of this look.
@@ -131,6 +149,12 @@ struct StoreLook: Sendable {
         }
         return "file://" + escaped + "?" + query
     }
+}
+
+/// Why a look failed: the `StoreError` to report, and SQLite's own error when it was one.
+struct LookError: Error {
+    let storeError: StoreError
+    let sqliteError: (any Error)?
 }
 
 /// What `stat` says of a file and whether a `-wal` lies beside it: two stamps differ when a writer may have been
