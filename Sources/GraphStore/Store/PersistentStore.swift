@@ -120,13 +120,33 @@ public final class PersistentStore: Sendable {
                                                                    keepOpen: refused == nil)
                 if let refused { throw .notWritable(path: path, reason: refused) }
                 guard let queue else { throw .sqlite(path: path, message: "the store could not be opened") }
+                // A look before a write (a delete's plan): the write will follow on another open.
+                if options.requireWritable {
+                    do throws(StoreError) {
+                        try quickCheck(queue, path: path, options: options, look: look)
+                    } catch {
+                        try? queue.close()
+                        throw error
+                    }
+                }
                 return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: queue, writer: nil, look: look,
                                        readOnlyReason: options.readOnly ? nil : check.writeProblem, wasCreated: false)
             }
-            let (storeUUID, _, _) = try verifyWithRetry(path: path, file: check, schema: schema, options: options, keepOpen: false)
+            let (storeUUID, look, queue) = try verifyWithRetry(path: path, file: check, schema: schema, options: options, keepOpen: true)
+            defer { try? queue?.close() }
             if options.requireWritable, let problem = check.writeProblem {
                 throw .notWritable(path: path, reason: problem)
             }
+            // Before anything is written. A -wal no connection has open is a writer's that was interrupted, or one
+            // copied beside the file: this open would fold it into the file, so it must belong there. A caller
+            // about to write (`requireWritable`) has the whole file checked first, once: writes into a damaged
+            // b-tree spread the damage.
+            // (`StoreFileCheck` has refused a log of another page size already.)
+            let orphanedLog = StoreFileCheck.hasOrphanedLog(path)
+            if options.requireWritable || orphanedLog, let queue {
+                try quickCheck(queue, path: path, options: options, look: look)
+            }
+            try? queue?.close()
             return try wrapSQLiteErrors(path: path, options: options) {
                 let pool = try DatabasePool(path: path, configuration: configuration(readOnly: false, options: options))
                 return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: pool, writer: pool, look: nil,
@@ -257,6 +277,26 @@ public final class PersistentStore: Sendable {
                 return .success((uuid, keepOpen ? queue : nil))
             }
         }()
+    }
+
+    /// `PRAGMA quick_check` through the look's connection: the b-tree pages of every table and index are well
+    /// formed (not that indexes match their tables, which `integrity_check` adds). About a second for a store of a
+    /// million messages, so it runs only where a write is about to follow.
+    private static func quickCheck(_ queue: DatabaseQueue, path: String, options: Options, look: StoreLook) throws(StoreError) {
+        let result: Result<String?, StoreError> = wrapSQLiteErrorsAsResult(path: path, options: options, look: look) {
+            .success(try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") })
+        }
+        switch result {
+        case .success(let answer):
+            guard let answer, answer != "ok" else { return }
+            // e.g. "*** in database main ***\nPage 901: btreeInitPage() returns error code 11"
+            let lines = answer.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("***") }
+            throw .damaged(path: path, reason: "SQLite's quick_check: \(lines.joined(separator: "; "))")
+        case .failure(.sqlite(_, let message)):
+            throw .damaged(path: path, reason: message)
+        case .failure(let error):
+            throw error
+        }
     }
 
     private static func wrapSQLiteErrors<T>(path: String, options: Options, _ body: () throws -> T) throws(StoreError) -> T {

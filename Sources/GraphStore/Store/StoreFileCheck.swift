@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -50,6 +51,10 @@ public struct StoreFileCheck: Sendable, Equatable {
 
         let header = try readHeader(path: path)
         let state = try State.database(header: header.bytes, fileSize: header.size, path: path, hasWAL: Self.hasWriteAheadLog(path))
+        // A log of pages of another size cannot be this file's (SQLite would lay its pages over the file's).
+        if case .database(let pageSize, _, _) = state, let mismatch = logMismatch(path: path, pageSize: pageSize) {
+            throw .damaged(path: path, reason: mismatch)
+        }
 
         // SQLite creates -wal, -shm and -journal beside the real file when the path is a symbolic link.
         let folder = folder(containing: resolvedPath(path) ?? path)
@@ -131,6 +136,49 @@ public struct StoreFileCheck: Sendable, Equatable {
     private static func hasWriteAheadLog(_ path: String) -> Bool {
         var info = stat()
         return stat(path + "-wal", &info) == 0 && info.st_size > 0
+    }
+
+    /// Whether `path-wal` holds frames that no connection has open: a writer's that was interrupted, or a log
+    /// copied beside the file. Every connection to a WAL-mode store holds a read lock on one byte of the `-shm`
+    /// (SQLite's unix "dead man switch", byte 128) while it is open; `F_GETLK` asks, without taking a lock, whether
+    /// another process holds it. Connections of this process are not seen.
+    public static func hasOrphanedLog(_ path: String) -> Bool {
+        guard hasWriteAheadLog(path) else { return false }
+        let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else { return true }  // no -shm: nobody has the log open
+        defer { close(descriptor) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 128
+        lock.l_len = 1
+        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return false }
+        return lock.l_type == Int16(F_UNLCK)
+    }
+
+    /// Why `path-wal` cannot be this file's log, or nil when it could be: a log SQLite would read (its magic number,
+    /// format 3007000) whose pages are of another size than the database's is another database's, and SQLite would
+    /// lay its pages over the file's.
+    public static func logMismatch(path: String, pageSize: Int) -> String? {
+        let name = (path as NSString).lastPathComponent + "-wal"
+        let descriptor = open(path + "-wal", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 32)
+        let count = header.withUnsafeMutableBytes { buffer in pread(descriptor, buffer.baseAddress, 32, 0) }
+        guard count == 32 else { return nil }  // shorter than a header: SQLite ignores it
+        func uint32(at offset: Int) -> UInt32 {
+            (offset..<offset + 4).reduce(0) { $0 << 8 | UInt32(header[$1]) }
+        }
+        // A header SQLite does not recognise makes it ignore the log (and reset it at the next write): harmless.
+        let magic = uint32(at: 0)
+        guard magic == 0x377f_0682 || magic == 0x377f_0683, uint32(at: 4) == 3_007_000 else { return nil }
+        let logPageSize = Int(uint32(at: 8))
+        guard logPageSize == pageSize else {
+            return "its write-ahead log \(name) holds pages of \(logPageSize) bytes, the store's are \(pageSize): "
+                + "the log is another database's"
+        }
+        return nil
     }
 
     private static func systemMessage(_ code: Int32) -> String {
