@@ -38,6 +38,7 @@ final class IntegrityChecker {
         var joinTables: [IntegrityReport.RowCount] = []
         try guarded(.integrity) { (entities, joinTables) = try countRows(db, catalog: catalog) }
 
+        // Every kind is in `order`: it is made from all of them.
         let order = Dictionary(uniqueKeysWithValues: Kind.allCases.enumerated().map { ($1, $0) })
         let violations = collector.listed.enumerated()
             .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }
@@ -198,6 +199,7 @@ final class IntegrityChecker {
     private func checkEntityNumbers(_ db: Database) throws {
         for table in schema.tables {
             let concrete = table.entityNumbers.filter { !(model.entity(number: $0)?.isAbstract ?? true) }
+            // The schema's tables list the model's own entity numbers, each an entity of it.
             let allowedText = table.entityNumbers.map { "\(model.entity(number: $0)!.name) (\($0))" }.joined(separator: ", ")
             try collector.addRows(db, .entityNumber, sql: """
                 SELECT Z_PK AS pk, Z_ENT AS ent FROM \(table.name) WHERE Z_ENT IS NULL OR Z_ENT NOT IN \(list(concrete))

@@ -107,6 +107,9 @@ public final class EntityMapping: Sendable {
     let attributeTypes: [AttributeType]
     /// Each stored to-one's destination number and whether its key has an entity column, in `toOnes`' order.
     let toOneDestinations: [(number: Int, hasEntityColumn: Bool)]
+    /// The model's entity numbers, 1 through its count: a `Z_ENT` read from the file outside them names no
+    /// entity (a damaged row), and indexing the coordinator's mappings by it would trap.
+    let modelEntityNumbers: ClosedRange<Int>
 
     public var name: String { entity.name }
     public var number: Int { entity.number }
@@ -114,6 +117,7 @@ public final class EntityMapping: Sendable {
     init(entity: Entity, schema: StoreSchema, objectClass: ManagedObject.Type) {
         let model = schema.model
         let table = schema.table(for: entity.name)!
+        self.modelEntityNumbers = 1...max(1, model.entities.count)
         self.entity = entity
         self.objectClass = objectClass
         self.table = table.name

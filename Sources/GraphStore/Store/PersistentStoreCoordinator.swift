@@ -64,6 +64,7 @@ public final class PersistentStoreCoordinator: Sendable {
         let mappingByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
         self.mappingNameBits = mappings.map { KeyBits($0.name) }
         self.mappingByName = mappingByName
+        // Every name in classByEntity was checked above to be an entity of the model, so it has a mapping.
         self.mappingByClass = Dictionary(classByEntity.map { name, type in (ObjectIdentifier(type), mappingByName[name]!) },
                                          uniquingKeysWith: { first, _ in first })
         // Both read the file as the store's own connection does (see `PersistentStore.readerLocation`), so they
@@ -81,6 +82,8 @@ public final class PersistentStoreCoordinator: Sendable {
         self.init(store: try PersistentStore.open(path: path, model: model, options: options), classes: classes, rowCacheCapacity: rowCacheCapacity)
     }
 
+    /// The mapping of entity `number`, one of the model's (object IDs read from the file carry only those: see
+    /// `SQLiteValues.snapshot`).
     public func mapping(forEntityNumber number: Int) -> EntityMapping { mappings[number - 1] }
 
     public func mapping(forEntity name: String) -> EntityMapping? {
@@ -327,7 +330,9 @@ final class PrimaryKeyReader: Sendable {
             return nil
         }
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Int32(clamping: Int(busyTimeout * 1000)))
+        // Any TimeInterval (infinite, NaN or huge from a caller's Options) becomes a valid number of milliseconds.
+        let milliseconds = busyTimeout.isNaN ? 0 : min(max(busyTimeout * 1000, 0), Double(Int32.max))
+        sqlite3_busy_timeout(handle, Int32(milliseconds))
         guard sqlite3_exec(handle, "SELECT * FROM sqlite_master LIMIT 1", nil, nil, nil) == SQLITE_OK else {
             sqlite3_close_v2(handle)
             return nil

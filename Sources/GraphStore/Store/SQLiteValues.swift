@@ -111,6 +111,7 @@ enum SQLiteValues {
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
     static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(sqlite3_column_int64(statement, offset)) : plan.defaultEntity
+        // The plan holds a mapping for its default entity (its own), whatever the row's stored Z_ENT says.
         let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!
         return snapshot(statement, mapping: mapping, positions: plan.positions[mapping.number], offset: offset)
     }
@@ -122,7 +123,13 @@ enum SQLiteValues {
             return offset + (positions?[term] ?? Int32(term))
         }
         let entityColumn = next()
-        let entityNumber = mapping.tableHasSubentities ? Int(sqlite3_column_int64(statement, entityColumn)) : mapping.number
+        // Z_ENT values come from the file: one that names no entity of the model is read as the table's own entity
+        // (`check` reports it), so that no object ID carries a number the coordinator cannot look up.
+        var entityNumber = mapping.number
+        if mapping.tableHasSubentities {
+            let stored = sqlite3_column_int64(statement, entityColumn)
+            if let number = Int(exactly: stored), mapping.modelEntityNumbers.contains(number) { entityNumber = number }
+        }
         let primaryKey = sqlite3_column_int64(statement, next())
         let version = sqlite3_column_int64(statement, next())
         let types = mapping.attributeTypes
@@ -141,8 +148,10 @@ enum SQLiteValues {
             var destination = toOne.number
             if toOne.hasEntityColumn {
                 let entityColumn = next()
-                if sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
-                    destination = Int(sqlite3_column_int64(statement, entityColumn))
+                if sqlite3_column_type(statement, entityColumn) != SQLITE_NULL,
+                   let number = Int(exactly: sqlite3_column_int64(statement, entityColumn)),
+                   mapping.modelEntityNumbers.contains(number) {
+                    destination = number
                 }
             }
             keys.append(isNull ? nil : ObjectID(entityNumber: destination, primaryKey: key))

@@ -113,6 +113,7 @@ public struct StoreFileCheck: Sendable, Equatable {
         var filled = 0
         while filled < headerLength {
             let count = bytes.withUnsafeMutableBytes { buffer in
+                // The buffer holds headerLength (100) bytes, so it has a base address.
                 pread(descriptor, buffer.baseAddress! + filled, headerLength - filled, off_t(filled))
             }
             if count > 0 {
