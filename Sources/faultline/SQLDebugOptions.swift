@@ -81,7 +81,10 @@ struct SQLDebugOptions: ParsableArguments {
     func attach(to coordinator: PersistentStoreCoordinator, sink: FileHandle? = nil) throws(CommandFailure) -> SQLDebugLog? {
         guard let level = try effectiveLevel() else { return nil }
         let sink = if let sink { sink } else { try openSink(notOverwriting: [coordinator.store.path]) }
-        let log = SQLDebugLog(level: level, uri: { [coordinator] in coordinator.uri(for: $0) }, write: { line in
+        // The coordinator is held weakly: the log hangs off its events, and a strong hold would keep it, and its
+        // connections, alive past the command's end. SQLite removes the -wal and -shm only when the last
+        // connection closes, so a kept connection left them behind after every logged command.
+        let log = SQLDebugLog(level: level, uri: { [weak coordinator] id in coordinator?.uri(for: id) ?? "" }, write: { line in
             try? sink.write(contentsOf: Data((line + "\n").utf8))  // a full disk or closed stderr drops lines, never crashes
         })
         _ = log.attach(to: coordinator.events)

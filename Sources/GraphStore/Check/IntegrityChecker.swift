@@ -38,6 +38,7 @@ final class IntegrityChecker {
         var joinTables: [IntegrityReport.RowCount] = []
         try guarded(.integrity) { (entities, joinTables) = try countRows(db, catalog: catalog) }
 
+        // Every kind is in `order`: it is made from all of them.
         let order = Dictionary(uniqueKeysWithValues: Kind.allCases.enumerated().map { ($1, $0) })
         let violations = collector.listed.enumerated()
             .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }  // cannot fail: every kind is in `order`

@@ -7,8 +7,9 @@ import GRDB
 /// let report = try StoreIntegrityCheck.run(path: "chat.sqlite")
 /// for violation in report.violations { print(violation) }
 /// ```
-/// The file is opened through one read-only connection and every check reads inside one transaction, so the report
-/// describes one state of the store. Each check is a handful of set-based statements (joins on primary keys,
+/// The file is opened through one connection that only reads (a `StoreLook`: it leaves no file beside the store) and
+/// every check reads inside one transaction, so the report describes one state of the store, even while another
+/// process writes it. Each check is a handful of set-based statements (joins on primary keys,
 /// grouped counts), never a walk over objects: the cost grows with the rows, not with relationships between them.
 /// See `docs/check.md` for what each check means.
 public enum StoreIntegrityCheck {
@@ -25,27 +26,54 @@ public enum StoreIntegrityCheck {
     /// Faultline store, unreadable) throws the `StoreError` that opening it would; everything wrong inside a store
     /// comes back as violations in the report.
     public static func run(path: String, options: Options = Options()) throws(StoreError) -> IntegrityReport {
-        let file = try StoreFileCheck.inspect(path: path)
-        guard case .database = file.state else { throw .noSuchFile(path: path) }
-        let outcome: Result<IntegrityReport, StoreError>
-        do {
-            // An idle WAL store is read as immutable, so checking leaves no -wal or -shm behind.
-            let queue = try DatabaseQueue(path: PersistentStore.inspectionLocation(path: path, file: file),
-                                          configuration: PersistentStore.configuration(readOnly: true, options: .init()))
-            defer { try? queue.close() }
-            outcome = try queue.read { db -> Result<IntegrityReport, StoreError> in
-                switch try StoreRecord.read(db, path: path) {
-                case .failure(let error):
-                    return .failure(error)
-                case .success(let record):
-                    let checker = IntegrityChecker(path: path, record: record, limit: options.limitPerKind)
-                    return .success(try checker.run(db))
+        // The whole check is one read transaction on a connection that shares SQLite's locks with any writer, so
+        // the report describes one state of the store while another process writes it. Where this process may not
+        // make the -wal and -shm that takes, an immutable look reads the file alone; should the file change under it
+        // (a writer started meanwhile), the check is run again, by which time the writer's -wal is there to join.
+        var outcome: Result<IntegrityReport, StoreError> = .failure(.noSuchFile(path: path))
+        for attempt in 1...3 {
+            let file = try StoreFileCheck.inspect(path: path)
+            guard case .database = file.state else { throw .noSuchFile(path: path) }
+            var look = StoreLook.choose(path: path, file: file)
+            func check(_ look: StoreLook) throws -> Result<IntegrityReport, StoreError> {
+                let queue = try look.openQueue(busyTimeout: PersistentStore.defaultBusyTimeout)
+                defer { try? queue.close() }
+                return try queue.read { db -> Result<IntegrityReport, StoreError> in
+                    switch try StoreRecord.read(db, path: path) {
+                    case .failure(let error):
+                        return .failure(error)
+                    case .success(let record):
+                        let checker = IntegrityChecker(path: path, record: record, limit: options.limitPerKind)
+                        return .success(try checker.run(db))
+                    }
                 }
             }
-        } catch {
-            outcome = .failure(.sqlite(path: path, message: PersistentStore.sqliteMessage(error)))
+            func failure(_ error: any Error, _ look: StoreLook) -> StoreError {
+                PersistentStore.lookFailure(error, path: path, look: look).map { .unreadable(path: path, reason: $0) }
+                    ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error))
+            }
+            do {
+                outcome = try check(look)
+            } catch {
+                let lookError = LookError(storeError: failure(error, look), sqliteError: error)
+                if let fallback = look.fallback(after: lookError) {
+                    look = fallback
+                    do {
+                        outcome = try check(look)
+                    } catch {
+                        outcome = .failure(failure(error, look))
+                    }
+                } else {
+                    outcome = .failure(lookError.storeError)
+                }
+            }
+            guard look.changedSinceOpened() else { break }
+            if attempt == 3 {
+                throw .unreadable(path: path, reason: "another process kept writing it while it was checked, and this process "
+                    + "cannot share the -wal and -shm files that would let it read one state of it; check it again later")
+            }
         }
-        return try outcome.get()
+                return try outcome.get()
     }
 }
 

@@ -135,6 +135,7 @@ extension PersistentStoreCoordinator {
     private func scan(_ db: Database, known: [Int: Int64], own: [Int: [ClosedRange<Int64>]], maxima: inout [Int: Int64], extra: [ObjectID: Int64], into note: inout SaveNotification) throws {
         let cause = StatementCause.other("changes from another process")
         try query(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY", arguments: [], cause: cause, context: nil) { handle in
+            // Int is 64 bits wide on every platform this builds for: an Int64 from the file always fits.
             maxima[Int(SQLiteValues.int64(handle, 0))] = SQLiteValues.int64(handle, 1)
         }
         // The rows this process may hold, by root entity.

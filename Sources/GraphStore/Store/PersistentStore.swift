@@ -61,9 +61,20 @@ public final class PersistentStore: Sendable {
 
     public var model: ObjectModel { schema.model }
 
+    /// How the read-only connection reaches the file; nil for a writable store.
+    let look: StoreLook?
+    /// What further reading connections open (the coordinator's): the look's URI when it has options SQLite must
+    /// honour on every connection (immutable, a read-only `-shm`); otherwise the path, whose `-wal` and `-shm`, when
+    /// the look made them, they share.
+    var readerLocation: String {
+        guard let look, look.kind != .queryOnly else { return path }
+        return look.location
+    }
+
     private init(path: String, schema: StoreSchema, storeUUID: String, database: any DatabaseReader, writer: (any DatabaseWriter)?,
-                 readOnlyReason: String? = nil, wasCreated: Bool) {
+                 look: StoreLook?, readOnlyReason: String? = nil, wasCreated: Bool) {
         self.path = path
+        self.look = look
         self.schema = schema
         self.storeUUID = storeUUID
         self.database = database
@@ -82,9 +93,10 @@ public final class PersistentStore: Sendable {
     /// Opens the store at `path` for `model`, creating it when it does not exist.
     ///
     /// An existing file is checked in this order, each check before anything that could change it: its header
-    /// (`StoreFileCheck`), then its tables and recorded model through a read-only connection, then (with
-    /// `requireWritable`) whether it could be written; only then are its connections opened. A lock held by another
-    /// connection for the whole busy timeout gives `StoreError.locked`.
+    /// (`StoreFileCheck`), then its tables and recorded model through a connection that only reads (a `StoreLook`),
+    /// then (with `requireWritable`) whether it could be written; only then are its connections opened. A store
+    /// opened read-only keeps that look's connection: reading it makes no file that stays beside it. A lock held by
+    /// another connection for the whole busy timeout gives `StoreError.locked`.
     public static func open(path: String, model: ObjectModel, options: Options = Options()) throws(StoreError) -> PersistentStore {
         let schema = StoreSchema(model: model)
         let check = try StoreFileCheck.inspect(path: path)
@@ -98,43 +110,59 @@ public final class PersistentStore: Sendable {
                 throw .unreadable(path: path, reason: "the store does not exist, and opening read-only cannot create it")
             }
             return try create(path: path, schema: schema, storeUUID: options.storeUUID ?? UUID(), options: options)
-        case .database(_, _, let isWAL):
-            let storeUUID = try verify(path: path, isWAL: isWAL, schema: schema, options: options)
+        case .database:
+            let readOnly = options.readOnly || check.isReadOnly
+            if readOnly {
+                // The look the store was verified through is the one it is read through: its connection is kept,
+                // unless the caller is about to write a file it cannot.
+                let refused = options.requireWritable ? check.writeProblem : nil
+                let (storeUUID, look, queue) = try verifyWithRetry(path: path, file: check, schema: schema, options: options,
+                                                                   keepOpen: refused == nil)
+                if let refused { throw .notWritable(path: path, reason: refused) }
+                guard let queue else { throw .sqlite(path: path, message: "the store could not be opened") }
+                // A look before a write (a delete's plan): the write will follow on another open.
+                if options.requireWritable {
+                    do throws(StoreError) {
+                        try quickCheck(queue, path: path, options: options, look: look)
+                    } catch {
+                        try? queue.close()
+                        throw error
+                    }
+                }
+                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: queue, writer: nil, look: look,
+                                       readOnlyReason: options.readOnly ? nil : check.writeProblem, wasCreated: false)
+            }
+            let (storeUUID, look, queue) = try verifyWithRetry(path: path, file: check, schema: schema, options: options, keepOpen: true)
+            defer { try? queue?.close() }
             if options.requireWritable, let problem = check.writeProblem {
                 throw .notWritable(path: path, reason: problem)
             }
-            let readOnly = options.readOnly || check.isReadOnly
+            // Before anything is written. A -wal no connection has open is a writer's that was interrupted, or one
+            // copied beside the file: this open would fold it into the file, so it must belong there. A caller
+            // about to write (`requireWritable`) has the whole file checked first, once: writes into a damaged
+            // b-tree spread the damage.
+            // (`StoreFileCheck` has refused a log of another page size already.)
+            let orphanedLog = StoreFileCheck.hasOrphanedLog(path)
+            if options.requireWritable || orphanedLog, let queue {
+                try quickCheck(queue, path: path, options: options, look: look)
+            }
+            try? queue?.close()
             return try wrapSQLiteErrors(path: path, options: options) {
-                if readOnly {
-                    // A read-only connection to a store in WAL mode makes its -wal and -shm and cannot remove them
-                    // when it closes. When the file could be written and has no -wal yet, the connection is opened
-                    // for writing but refuses every write (`query_only`): closing last, it removes them again, so
-                    // a look at the store leaves the folder as it was. (With a -wal there, someone else's changes
-                    // may be in it: those are left alone, for their writer to fold in.)
-                    let leavesNoLog = options.readOnly && check.writeProblem == nil && isWAL
-                        && !FileManager.default.fileExists(atPath: path + "-wal")
-                    let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: true, options: options, queryOnly: leavesNoLog))
-                    return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: queue, writer: nil,
-                                           readOnlyReason: options.readOnly ? nil : check.writeProblem, wasCreated: false)
-                }
                 let pool = try DatabasePool(path: path, configuration: configuration(readOnly: false, options: options))
-                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: pool, writer: pool, wasCreated: false)
+                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: pool, writer: pool, look: nil,
+                                       wasCreated: false)
             }
         }
     }
 
-    /// - Parameter queryOnly: with `readOnly`, open the connection for writing and refuse writes with
-    ///   `PRAGMA query_only` instead (see `open`).
-    static func configuration(readOnly: Bool, options: Options, queryOnly: Bool = false) -> Configuration {
+    static func configuration(readOnly: Bool, options: Options) -> Configuration {
         var configuration = Configuration()
-        configuration.readonly = readOnly && !queryOnly
+        configuration.readonly = readOnly
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.label = "GraphStore"
         configuration.prepareDatabase { db in
             // Predicates' string operators (BEGINSWITH, LIKE, MATCHES, [c], [d]) run as this SQL function.
             PredicateFunctions.install(on: db)
-            if queryOnly { try db.execute(sql: "PRAGMA query_only = ON") }
-            guard !db.configuration.readonly else { return }
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         return configuration
@@ -160,7 +188,8 @@ public final class PersistentStore: Sendable {
                     arguments: [uuidText, ModelIdentity(model: schema.model).metadataPropertyList()])
                 try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [ModelCache.encode(schema.model)])
             }
-            return PersistentStore(path: path, schema: schema, storeUUID: uuidText, database: pool, writer: pool, wasCreated: true)
+            return PersistentStore(path: path, schema: schema, storeUUID: uuidText, database: pool, writer: pool, look: nil,
+                                   wasCreated: true)
         } catch {
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 try? FileManager.default.removeItem(atPath: path + suffix)
@@ -169,18 +198,54 @@ public final class PersistentStore: Sendable {
         }
     }
 
-    /// Checks, through a read-only connection, that the file is a store for `schema`; returns its UUID.
-    ///
-    /// A WAL-mode file with no `-wal` beside it is not open anywhere (the last connection to close removes the
-    /// `-wal`), and the file alone holds all of it: it is read as immutable, so SQLite takes no lock and creates no
-    /// `-wal` or `-shm` file beside a file that may yet be refused. Otherwise (a `-wal` exists: the store is in use)
-    /// it is read as any reader would, sharing the other connections' `-wal` and `-shm`.
-    private static func verify(path: String, isWAL: Bool, schema: StoreSchema, options: Options) throws(StoreError) -> String {
-        let location = inspectionLocation(path: path, isWAL: isWAL)
-        let result: Result<String, StoreError> = wrapSQLiteErrorsAsResult(path: path, options: options) {
-            let queue = try DatabaseQueue(path: location, configuration: configuration(readOnly: true, options: options))
-            defer { try? queue.close() }
-            return try queue.read { db -> Result<String, StoreError> in
+    /// Checks, through a look at the file (`StoreLook`: a connection that only reads and makes no file that stays),
+    /// that it is a store for `schema`; returns its UUID, the look, and with `keepOpen` the connection. An immutable
+    /// look that saw the file change meanwhile (a writer started: the pages read may not belong together) is taken
+    /// again, at most three times in all; by then a writer at work has made its `-wal`, which the next look joins.
+    private static func verifyWithRetry(path: String, file: StoreFileCheck, schema: StoreSchema, options: Options, keepOpen: Bool)
+        throws(StoreError) -> (uuid: String, look: StoreLook, queue: DatabaseQueue?) {
+        var file = file
+        var attempt = 1
+        while true {
+            var look = StoreLook.choose(path: path, file: file, forWriting: !(options.readOnly || file.isReadOnly))
+            var result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
+            if case .failure(let error) = result, let fallback = look.fallback(after: error) {
+                look = fallback
+                result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
+            }
+            if attempt < 3, look.changedSinceOpened() {
+                if case .success(let opened) = result { try? opened.queue?.close() }
+                attempt += 1
+                file = try StoreFileCheck.inspect(path: path)
+                guard case .database = file.state else { throw .noSuchFile(path: path) }
+                continue
+            }
+            switch result {
+            case .success(let opened): return (opened.uuid, look, opened.queue)
+            case .failure(let error): throw error.storeError
+            }
+        }
+    }
+
+    private static func verify(path: String, look: StoreLook, schema: StoreSchema, options: Options, keepOpen: Bool)
+        -> Result<(uuid: String, queue: DatabaseQueue?), LookError> {
+        do {
+            switch try verifyOnce(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen) {
+            case .success(let opened): return .success(opened)
+            case .failure(let refusal): return .failure(LookError(storeError: refusal, sqliteError: nil))
+            }
+        } catch {
+            return .failure(LookError(storeError: storeError(error, path: path, options: options, look: look), sqliteError: error))
+        }
+    }
+
+    private static func verifyOnce(path: String, look: StoreLook, schema: StoreSchema, options: Options, keepOpen: Bool) throws
+        -> Result<(uuid: String, queue: DatabaseQueue?), StoreError> {
+        try {
+            let queue = try look.openQueue(busyTimeout: options.busyTimeout)
+            var keep = false
+            defer { if !keep { try? queue.close() } }
+            let found = try queue.read { db -> Result<String, StoreError> in
                 let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
                 for required in ["Z_METADATA", "Z_PRIMARYKEY"] where !tables.contains(required) {
                     return .failure(.notAStore(path: path, reason: "it has no \(required) table"))
@@ -204,8 +269,34 @@ public final class PersistentStore: Sendable {
                 guard differences.isEmpty else { return .failure(.modelMismatch(path: path, differences: differences)) }
                 return .success(uuid)
             }
+            switch found {
+            case .failure(let error):
+                return .failure(error)
+            case .success(let uuid):
+                keep = keepOpen
+                return .success((uuid, keepOpen ? queue : nil))
+            }
+        }()
+    }
+
+    /// `PRAGMA quick_check` through the look's connection: the b-tree pages of every table and index are well
+    /// formed (not that indexes match their tables, which `integrity_check` adds). About a second for a store of a
+    /// million messages, so it runs only where a write is about to follow.
+    private static func quickCheck(_ queue: DatabaseQueue, path: String, options: Options, look: StoreLook) throws(StoreError) {
+        let result: Result<String?, StoreError> = wrapSQLiteErrorsAsResult(path: path, options: options, look: look) {
+            .success(try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") })
         }
-        return try result.get()
+        switch result {
+        case .success(let answer):
+            guard let answer, answer != "ok" else { return }
+            // e.g. "*** in database main ***\nPage 901: btreeInitPage() returns error code 11"
+            let lines = answer.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("***") }
+            throw .damaged(path: path, reason: "SQLite's quick_check: \(lines.joined(separator: "; "))")
+        case .failure(.sqlite(_, let message)):
+            throw .damaged(path: path, reason: message)
+        case .failure(let error):
+            throw error
+        }
     }
 
     private static func wrapSQLiteErrors<T>(path: String, options: Options, _ body: () throws -> T) throws(StoreError) -> T {
@@ -218,58 +309,53 @@ public final class PersistentStore: Sendable {
         }
     }
 
-    private static func wrapSQLiteErrorsAsResult<T>(path: String, options: Options, _ body: () throws -> Result<T, StoreError>)
-        -> Result<T, StoreError> {
+    private static func wrapSQLiteErrorsAsResult<T>(path: String, options: Options, look: StoreLook? = nil,
+                                                     _ body: () throws -> Result<T, StoreError>) -> Result<T, StoreError> {
         do {
             return try body()
         } catch {
-            return .failure(storeError(error, path: path, options: options))
+            return .failure(storeError(error, path: path, options: options, look: look))
         }
     }
 
     /// An error from opening or reading the file as a `StoreError`: `locked` when another connection held its lock
     /// for the whole busy timeout, else SQLite's words.
-    private static func storeError(_ error: any Error, path: String, options: Options) -> StoreError {
+    private static func storeError(_ error: any Error, path: String, options: Options, look: StoreLook? = nil) -> StoreError {
         if let error = error as? DatabaseError, isBusy(error) {
             return .locked(path: path, seconds: options.busyTimeout)
+        }
+        if let reason = lookFailure(error, path: path, look: look) {
+            return .unreadable(path: path, reason: reason)
         }
         return .sqlite(path: path, message: sqliteMessage(error))
     }
 
+    /// What SQLite's `attempt to write a readonly database` or `unable to open database file` means when a
+    /// connection that only reads meets a file it could read only by changing it; nil for any other error.
+    static func lookFailure(_ error: any Error, path: String, look: StoreLook?) -> String? {
+        guard let error = error as? DatabaseError else { return nil }
+        let name = (path as NSString).lastPathComponent
+        if error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
+            return "it has a hot journal, \(name)-journal, left by a write that was interrupted; SQLite must roll that "
+                + "write back before the store can be read, which a read-only connection cannot do: open the store once "
+                + "with write access to it and its folder, which rolls the write back"
+        }
+        if error.resultCode == .SQLITE_PROTOCOL, let look, look.kind == .shared, look.location != path {
+            return "its index of the write-ahead log, \(name)-shm, is out of date after a write that was interrupted, "
+                + "and reading without write access cannot rebuild it: open the store once with write access to it "
+                + "and its folder, which rebuilds it"
+        }
+        if error.resultCode == .SQLITE_CANTOPEN, look?.kind == .shared,
+           FileManager.default.fileExists(atPath: path + "-wal"), !FileManager.default.fileExists(atPath: path + "-shm") {
+            return "it has a write-ahead log, \(name)-wal, but not the \(name)-shm index that goes with it, and reading "
+                + "without write access cannot make one: open the store once with write access to it and its folder, "
+                + "which folds the log into the file"
+        }
+        return nil
+    }
+
     private static func isBusy(_ error: DatabaseError) -> Bool {
         error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
-    }
-
-    /// What a short read-only look at the file at `path` (its header read by `StoreFileCheck`) should open: for a
-    /// WAL-mode file with no `-wal` beside it, not open anywhere, the immutable URI, so that SQLite creates no `-wal`
-    /// or `-shm` beside it; otherwise `path` itself. Not for connections kept open: an immutable one takes no locks
-    /// and would not see another process's later writes.
-    static func inspectionLocation(path: String, file: StoreFileCheck) -> String {
-        guard case .database(_, _, let isWAL) = file.state else { return path }
-        return inspectionLocation(path: path, isWAL: isWAL)
-    }
-
-    private static func inspectionLocation(path: String, isWAL: Bool) -> String {
-        guard isWAL, !FileManager.default.fileExists(atPath: path + "-wal") else { return path }
-        return immutableURI(path) ?? path
-    }
-
-    /// `file:///…?immutable=1` for `path` (made absolute, every byte a URI could misread escaped); nil when this
-    /// SQLite library does not read file names as URIs.
-    static func immutableURI(_ path: String) -> String? {
-        guard sqlite3_compileoption_used("USE_URI") != 0 else { return nil }
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~-".utf8)
-        var escaped = ""
-        for byte in absolute.utf8 {
-            if plain.contains(byte) {
-                escaped.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                let hex = String(byte, radix: 16, uppercase: true)
-                escaped += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return "file://" + escaped + "?immutable=1"
     }
 
     /// SQLite's own words for an error, without GRDB's SQL and argument decoration; for a lock another connection

@@ -67,8 +67,11 @@ public final class PersistentStoreCoordinator: Sendable {
         // cannot fail: the precondition above holds every class's entity to the model.
         self.mappingByClass = Dictionary(classByEntity.map { name, type in (ObjectIdentifier(type), mappingByName[name]!) },
                                          uniquingKeysWith: { first, _ in first })
-        self.reader = try? DatabaseQueue(path: store.path, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
-        self.keyReader = PrimaryKeyReader(path: store.path, entityCount: mappings.count, busyTimeout: PersistentStore.Options().busyTimeout)
+        // Both read the file as the store's own connection does (see `PersistentStore.readerLocation`), so they
+        // make no file beside it either.
+        self.reader = try? DatabaseQueue(path: store.readerLocation, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
+        self.keyReader = PrimaryKeyReader(path: store.readerLocation, entityCount: mappings.count,
+                                          busyTimeout: PersistentStore.Options().busyTimeout)
     }
 
     /// Opens (or creates) the store at `path` and puts a coordinator on it.
@@ -79,6 +82,8 @@ public final class PersistentStoreCoordinator: Sendable {
         self.init(store: try PersistentStore.open(path: path, model: model, options: options), classes: classes, rowCacheCapacity: rowCacheCapacity)
     }
 
+    /// The mapping of entity `number`, one of the model's (object IDs read from the file carry only those: see
+    /// `SQLiteValues.snapshot`).
     public func mapping(forEntityNumber number: Int) -> EntityMapping { mappings[number - 1] }
 
     public func mapping(forEntity name: String) -> EntityMapping? {
@@ -315,17 +320,19 @@ final class PrimaryKeyReader: Sendable {
         connection.withLock { $0.close() }
     }
 
-    /// Opens `path` read-only and reads from it once, as GRDB opens its readers; nil when SQLite cannot. The read
+    /// Opens `path` (a file name, or a `file:` URI) read-only and reads from it once, as GRDB opens its readers; nil when SQLite cannot. The read
     /// opens the write-ahead log and its index with the file, so the connection keeps reading what the store holds
     /// even if those files are unlinked while the coordinator lives (a test's temporary folder, say).
     init?(path: String, entityCount: Int, busyTimeout: TimeInterval) {
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nil) == SQLITE_OK, let handle else {
             sqlite3_close_v2(handle)
             return nil
         }
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Int32(clamping: Int(busyTimeout * 1000)))
+        // Any TimeInterval (infinite, NaN or huge from a caller's Options) becomes a valid number of milliseconds.
+        let milliseconds = busyTimeout.isNaN ? 0 : min(max(busyTimeout * 1000, 0), Double(Int32.max))
+        sqlite3_busy_timeout(handle, Int32(milliseconds))
         guard sqlite3_exec(handle, "SELECT * FROM sqlite_master LIMIT 1", nil, nil, nil) == SQLITE_OK else {
             sqlite3_close_v2(handle)
             return nil

@@ -23,6 +23,9 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
     case locked(path: String, seconds: Double)
     /// An error reported by SQLite, `message` as SQLite words it.
     case sqlite(path: String, message: String)
+    /// The store is damaged (a page SQLite's `quick_check` finds wrong, or a `-wal` that does not belong to it), so
+    /// it is not opened for writing; `reason` says what was found.
+    case damaged(path: String, reason: String)
 
     public var description: String {
         let text: String
@@ -54,6 +57,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable, Sendable {
             text = "\(path): \(Self.lockedMessage(seconds: seconds))"
         case .sqlite(let path, let message):
             text = "\(path): \(message)"
+        case .damaged(let path, let reason):
+            text = "\(path): is damaged (\(reason)), so nothing is written to it; check it, and restore it from a copy"
         }
         return Self.oneLine(text)
     }

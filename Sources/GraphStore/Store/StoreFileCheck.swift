@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -50,6 +51,10 @@ public struct StoreFileCheck: Sendable, Equatable {
 
         let header = try readHeader(path: path)
         let state = try State.database(header: header.bytes, fileSize: header.size, path: path, hasWAL: Self.hasWriteAheadLog(path))
+        // A log of pages of another size cannot be this file's (SQLite would lay its pages over the file's).
+        if case .database(let pageSize, _, _) = state, let mismatch = logMismatch(path: path, pageSize: pageSize) {
+            throw .damaged(path: path, reason: mismatch)
+        }
 
         // SQLite creates -wal, -shm and -journal beside the real file when the path is a symbolic link.
         let folder = folder(containing: resolvedPath(path) ?? path)
@@ -131,6 +136,53 @@ public struct StoreFileCheck: Sendable, Equatable {
     private static func hasWriteAheadLog(_ path: String) -> Bool {
         var info = stat()
         return stat(path + "-wal", &info) == 0 && info.st_size > 0
+    }
+
+    /// Whether `path-wal` holds frames that no connection has open: a writer's that was interrupted, or a log
+    /// copied beside the file. Every connection to a WAL-mode store holds a read lock on one byte of the `-shm`
+    /// (SQLite's unix "dead man switch", byte 128) while it is open. The kernel's list of locks, `/proc/locks`, is
+    /// read rather than the `-shm` opened and asked: closing a descriptor of a file drops every POSIX lock this
+    /// process holds on it, SQLite's own included. Without that list (not Linux), the log counts as no one's.
+    public static func hasOrphanedLog(_ path: String) -> Bool {
+        guard hasWriteAheadLog(path) else { return false }
+        var info = stat()
+        guard stat(path + "-shm", &info) == 0 else { return true }  // no -shm: nobody has the log open
+        guard let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return true }
+        let inode = UInt64(truncatingIfNeeded: info.st_ino)
+        // e.g. "3: POSIX  ADVISORY  READ 4242 08:01:1835059 128 128"
+        for line in locks.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 8, fields[1] == "POSIX",
+                  let device = fields.dropFirst(5).first, let lockedInode = device.split(separator: ":").last.flatMap({ UInt64($0) }),
+                  lockedInode == inode, let start = Int(fields[6]), let end = Int(fields[7]) else { continue }
+            if start <= 128, 128 <= end { return false }
+        }
+        return true
+    }
+
+    /// Why `path-wal` cannot be this file's log, or nil when it could be: a log SQLite would read (its magic number,
+    /// format 3007000) whose pages are of another size than the database's is another database's, and SQLite would
+    /// lay its pages over the file's.
+    public static func logMismatch(path: String, pageSize: Int) -> String? {
+        let name = (path as NSString).lastPathComponent + "-wal"
+        let descriptor = open(path + "-wal", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 32)
+        let count = header.withUnsafeMutableBytes { buffer in pread(descriptor, buffer.baseAddress, 32, 0) }
+        guard count == 32 else { return nil }  // shorter than a header: SQLite ignores it
+        func uint32(at offset: Int) -> UInt32 {
+            (offset..<offset + 4).reduce(0) { $0 << 8 | UInt32(header[$1]) }
+        }
+        // A header SQLite does not recognise makes it ignore the log (and reset it at the next write): harmless.
+        let magic = uint32(at: 0)
+        guard magic == 0x377f_0682 || magic == 0x377f_0683, uint32(at: 4) == 3_007_000 else { return nil }
+        let logPageSize = Int(uint32(at: 8))
+        guard logPageSize == pageSize else {
+            return "its write-ahead log \(name) holds pages of \(logPageSize) bytes, the store's are \(pageSize): "
+                + "the log is another database's"
+        }
+        return nil
     }
 
     private static func systemMessage(_ code: Int32) -> String {

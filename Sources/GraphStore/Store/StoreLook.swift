@@ -1,0 +1,187 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// How a connection that only reads reaches a store file, chosen so that reading creates no file beside it and sees
+/// one state of the store even while another process writes.
+///
+/// SQLite keeps a WAL-mode store's recent commits in `-wal` and their index in `-shm`; a reader must share both with
+/// the writers to see a consistent store, and opens them (making them when missing) beside the file. Which way is
+/// taken depends on what is there and on what this process may do:
+///
+/// | the file                                         | the look                                                  |
+/// |--------------------------------------------------|-----------------------------------------------------------|
+/// | rollback journal (not WAL)                       | `shared`: read-only, SQLite's file locks; nothing is made |
+/// | WAL, a `-wal` beside it                          | `shared`: joins the existing `-wal` and `-shm`            |
+/// | WAL, no `-wal`, file and folder writable         | `queryOnly`: makes `-wal`/`-shm`, removes them closing last |
+/// | WAL, no `-wal`, file or folder not writable      | `immutable`: reads the file alone, takes no lock          |
+///
+/// An immutable look sees no writer: should one start meanwhile (the store's owner, say, while another user reads
+/// it), pages can change under it. `changedSinceOpened()` tells, from the file's size and times and a `-wal`
+/// appearing, whether that may have happened; `check` looks again when it did.
+struct StoreLook: Sendable {
+    enum Kind: Sendable, Equatable {
+        /// A read-only connection (`SQLITE_OPEN_READONLY`). For a WAL-mode file the `-shm` is opened read-only too
+        /// (`readonly_shm=1`), so reading changes neither it nor the `-wal`.
+        case shared
+        /// A read-write connection on which `PRAGMA query_only` refuses every write. It makes the `-wal` and `-shm`
+        /// a WAL reader needs and, the last connection to close, removes them again; meanwhile it shares them with
+        /// any writer, so its transactions see one state of the store.
+        case queryOnly
+        /// `immutable=1`: the file is read as if nothing could change it; no lock, no `-wal`, no `-shm`.
+        case immutable
+    }
+
+    let path: String
+    let kind: Kind
+    /// The name SQLite is given: `path`, or a `file:` URI with the look's options.
+    let location: String
+    /// For an immutable look, the file as it was just before it was opened.
+    let stamp: FileStamp?
+    /// Whether this process may write beside the file (and so rebuild an index it opened read-only).
+    var mayWriteIndex = false
+
+    /// The look for `file` (inspected by `StoreFileCheck`, a `.database`).
+    /// - Parameter forWriting: the look comes before a writable open: a hot rollback journal may be rolled back
+    ///   (the writable open would do it anyway), so a rollback-journal file is read through a writable connection.
+    static func choose(path: String, file: StoreFileCheck, forWriting: Bool = false) -> StoreLook {
+        guard case .database(_, _, let isWAL) = file.state else {
+            return StoreLook(path: path, kind: .shared, location: path, stamp: nil)
+        }
+        let mayMakeFiles = file.writeProblem == nil
+        if !isWAL {
+            return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
+        }
+        if walIsInUse(path) {
+            // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
+            // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own.
+            let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
+            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, mayWriteIndex: mayMakeFiles)
+        }
+        if mayMakeFiles {
+            return StoreLook(path: path, kind: .queryOnly, location: path, stamp: nil)
+        }
+        let stamp = FileStamp(path: path)
+        guard let location = uri(path, query: "immutable=1") else {
+            return StoreLook(path: path, kind: .shared, location: path, stamp: nil)
+        }
+        return StoreLook(path: path, kind: .immutable, location: location, stamp: stamp)
+    }
+
+    /// Whether a `-wal` lies beside `path`. A writer makes its `-wal` a moment before the `-shm` (and, closing,
+    /// removes the `-wal` first): a `-wal` alone is waited on for up to a second, until the `-shm` appears or the
+    /// `-wal` goes. One still alone then was left so (the `-shm` deleted): the look will say so.
+    private static func walIsInUse(_ path: String) -> Bool {
+        let manager = FileManager.default
+        for _ in 0..<100 {
+            guard manager.fileExists(atPath: path + "-wal") else { return false }
+            if manager.fileExists(atPath: path + "-shm") { return true }
+            usleep(10_000)
+        }
+        return manager.fileExists(atPath: path + "-wal")
+    }
+
+    /// The look to try when this one failed with `error`, or nil. A WAL reader whose `-shm` is opened read-only
+    /// cannot bring that index up to date, which a writer killed at the wrong moment can leave stale
+    /// (`locking protocol`, or SQLite's `SQLITE_READONLY_RECOVERY` / `_CANTINIT`). Where this process may write the
+    /// `-shm`, the plain read-only connection rebuilds it from the `-wal` (the index only: the store and its
+    /// `-wal` keep every byte).
+    func fallback(after error: LookError) -> StoreLook? {
+        guard kind == .shared, location != path, mayWriteIndex,
+              let error = error.sqliteError as? DatabaseError else { return nil }
+        switch error.resultCode {
+        case .SQLITE_PROTOCOL, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_BUSY:
+            return StoreLook(path: path, kind: .shared, location: path, stamp: nil, mayWriteIndex: false)
+        default:
+            return nil
+        }
+    }
+
+    /// The configuration of a connection of this look.
+    func configuration(busyTimeout: TimeInterval) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = kind != .queryOnly
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.label = "GraphStore"
+        let queryOnly = kind == .queryOnly
+        configuration.prepareDatabase { db in
+            PredicateFunctions.install(on: db)
+            if queryOnly { try db.execute(sql: "PRAGMA query_only = ON") }
+        }
+        return configuration
+    }
+
+    /// One connection of this look.
+    func openQueue(busyTimeout: TimeInterval) throws -> DatabaseQueue {
+        try DatabaseQueue(path: location, configuration: configuration(busyTimeout: busyTimeout))
+    }
+
+    /// Whether, for an immutable look, the file may have changed since the look was chosen: its size, times or
+    /// identity differ, or a `-wal` has appeared beside it (a writer is at work). Always false for the other
+    /// looks, which share SQLite's locks with any writer.
+    func changedSinceOpened() -> Bool {
+        guard kind == .immutable else { return false }
+        guard let stamp else { return true }
+        return FileStamp(path: path) != stamp
+    }
+
+    /// `file:///…?query` for `path` (made absolute, every byte a URI could misread escaped); nil when this SQLite
+    /// library does not read file names as URIs.
+    static func uri(_ path: String, query: String) -> String? {
+        guard sqlite3_compileoption_used("USE_URI") != 0 else { return nil }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~-".utf8)
+        var escaped = ""
+        for byte in absolute.utf8 {
+            if plain.contains(byte) {
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                escaped += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return "file://" + escaped + "?" + query
+    }
+}
+
+/// Why a look failed: the `StoreError` to report, and SQLite's own error when it was one.
+struct LookError: Error {
+    let storeError: StoreError
+    let sqliteError: (any Error)?
+}
+
+/// What `stat` says of a file and whether a `-wal` lies beside it: two stamps differ when a writer may have been
+/// at work between them (a checkpoint rewrites pages of the file, which moves its modification time).
+struct FileStamp: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: [Int]
+    let changed: [Int]
+    let hasWAL: Bool
+
+    /// Nil when the file cannot be `stat`ed.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+        size = Int64(truncatingIfNeeded: info.st_size)
+        #if canImport(Darwin)
+        modified = [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec)]
+        changed = [Int(info.st_ctimespec.tv_sec), Int(info.st_ctimespec.tv_nsec)]
+        #else
+        modified = [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+        changed = [Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec)]
+        #endif
+        var walInfo = stat()
+        hasWAL = stat(path + "-wal", &walInfo) == 0
+    }
+}
