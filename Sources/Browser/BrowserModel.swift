@@ -46,7 +46,8 @@ public final class BrowserModel {
             throw .notAStore(path: path, reason: "the chat model is invalid: \(error)")
         }
         coordinator = try PersistentStoreCoordinator(
-            path: path, model: model, options: .init(readOnly: settings.readOnly, createIfMissing: false), classes: ChatModel.classes)
+            path: path, model: model, options: .init(readOnly: settings.readOnly, createIfMissing: false, checkBeforeFirstWrite: true),
+            classes: ChatModel.classes)
         context = ObjectContext(coordinator: coordinator, name: "browser")
         context.undoLevels = 50
         context.tracksPrefetchUse = true

@@ -93,5 +93,20 @@ import Testing
         for arguments in [["simulate", path, "--count", "1", "--rate", "0"], ["delete", path, "--chat", "1"]] {
             try Self.expectRefused(arguments, folder: folder.url.path, [path, "is damaged", "quick_check"])
         }
+        // The browser opens a store to look, without checking it, but its first save has the whole file checked
+        // and is refused. (Here the profiles' table is damaged, which deleting a chat does not read.)
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: Fixtures.shared.chatStore, toPath: path)
+        let profiles = try Self.sqlite(path, ["SELECT rootpage FROM sqlite_master WHERE name = 'ZUSERPROFILE';"])
+        let profilesRoot = try #require(Int(profiles.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let damaging = try #require(FileHandle(forUpdatingAtPath: path))
+        try damaging.seek(toOffset: UInt64((profilesRoot - 1) * numbers[1]))
+        try damaging.write(contentsOf: Data(repeating: 0xFF, count: 64))
+        try damaging.close()
+        let chats = try Self.sqlite(path, ["SELECT COUNT(*) FROM ZCHAT;"])
+        let trace = try FaultlineBinary.run(["trace", path, "--size", "220x30", "--script", "delete; confirm; save"])
+        #expect(trace.status == 0, "\(trace.stderr)")
+        #expect(trace.stdout.contains("save failed: ") && trace.stdout.contains("is damaged (SQLite's quick_check"), "\(trace.stdout)")
+        #expect(try Self.sqlite(path, ["SELECT COUNT(*) FROM ZCHAT;"]) == chats)
     }
 }

@@ -26,14 +26,20 @@ public final class PersistentStore: Sendable {
         public var storeUUID: UUID?
         /// How long a statement waits for another connection's lock before failing.
         public var busyTimeout: TimeInterval
+        /// Run `PRAGMA quick_check` over the whole file before the session's first write, and refuse every write
+        /// of a store it finds damaged (`StoreError.damaged`). For a tool that opens stores it did not make only to
+        /// look, and writes only when asked (the browser); off by default, as Core Data does no such check.
+        /// (`requireWritable` checks at open instead.)
+        public var checkBeforeFirstWrite: Bool
 
         public init(readOnly: Bool = false, createIfMissing: Bool = true, requireWritable: Bool = false, storeUUID: UUID? = nil,
-                    busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) {
+                    busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout, checkBeforeFirstWrite: Bool = false) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.requireWritable = requireWritable
             self.storeUUID = storeUUID
             self.busyTimeout = busyTimeout
+            self.checkBeforeFirstWrite = checkBeforeFirstWrite
         }
     }
 
@@ -71,8 +77,13 @@ public final class PersistentStore: Sendable {
         return look.location
     }
 
+    /// Whether the whole file has passed `quick_check` in this session, which the first write waits for (see
+    /// `checkedWriter()`); nil until it has run.
+    private let writeCheck: Mutex<Result<Void, StoreError>?>
+
     private init(path: String, schema: StoreSchema, storeUUID: String, database: any DatabaseReader, writer: (any DatabaseWriter)?,
-                 look: StoreLook?, readOnlyReason: String? = nil, wasCreated: Bool) {
+                 look: StoreLook?, readOnlyReason: String? = nil, wasCreated: Bool, checked: Bool = false) {
+        self.writeCheck = Mutex(checked || wasCreated ? .success(()) : nil)
         self.path = path
         self.look = look
         self.schema = schema
@@ -87,6 +98,28 @@ public final class PersistentStore: Sendable {
     /// The writable connections, or `StoreError.readOnly` for a store opened read-only.
     public func databaseWriter() throws(StoreError) -> any DatabaseWriter {
         guard let writer else { throw .readOnly(path: path) }
+        return writer
+    }
+
+    /// The writable connections for a write. With `Options.checkBeforeFirstWrite`, the first call of a session runs
+    /// `PRAGMA quick_check` over the whole file, unless the open ran it already, and a damaged store gives `StoreError.damaged` to this and every later
+    /// write, so nothing is written into a b-tree SQLite finds broken (a write there spreads the damage). A browser
+    /// that opens a store only to look pays nothing; the first save pays about a second per million messages.
+    public func checkedWriter() throws(StoreError) -> any DatabaseWriter {
+        let writer = try databaseWriter()
+        let result = writeCheck.withLock { state -> Result<Void, StoreError> in
+            if let state { return state }
+            let outcome: Result<Void, StoreError>
+            do throws(StoreError) {
+                try Self.quickCheck(writer, path: path, options: Options())
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            state = outcome
+            return outcome
+        }
+        try result.get()
         return writer
     }
 
@@ -143,14 +176,16 @@ public final class PersistentStore: Sendable {
             // b-tree spread the damage.
             // (`StoreFileCheck` has refused a log of another page size already.)
             let orphanedLog = StoreFileCheck.hasOrphanedLog(path)
+            var checked = !options.checkBeforeFirstWrite
             if options.requireWritable || orphanedLog, let queue {
                 try quickCheck(queue, path: path, options: options, look: look)
+                checked = true
             }
             try? queue?.close()
             return try wrapSQLiteErrors(path: path, options: options) {
                 let pool = try DatabasePool(path: path, configuration: configuration(readOnly: false, options: options))
                 return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: pool, writer: pool, look: nil,
-                                       wasCreated: false)
+                                       wasCreated: false, checked: checked)
             }
         }
     }
@@ -282,9 +317,9 @@ public final class PersistentStore: Sendable {
     /// `PRAGMA quick_check` through the look's connection: the b-tree pages of every table and index are well
     /// formed (not that indexes match their tables, which `integrity_check` adds). About a second for a store of a
     /// million messages, so it runs only where a write is about to follow.
-    private static func quickCheck(_ queue: DatabaseQueue, path: String, options: Options, look: StoreLook) throws(StoreError) {
+    private static func quickCheck(_ reader: any DatabaseReader, path: String, options: Options, look: StoreLook? = nil) throws(StoreError) {
         let result: Result<String?, StoreError> = wrapSQLiteErrorsAsResult(path: path, options: options, look: look) {
-            .success(try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") })
+            .success(try reader.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") })
         }
         switch result {
         case .success(let answer):

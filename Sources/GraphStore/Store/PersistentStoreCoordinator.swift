@@ -138,9 +138,10 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.database.unsafeReentrantRead(body)
     }
 
-    /// Runs `body` in one write transaction.
+    /// Runs `body` in one write transaction, once the store has passed its check before a first write
+    /// (`PersistentStore.checkedWriter()`).
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try store.databaseWriter().write(body)
+        try store.checkedWriter().write(body)
     }
 
     // MARK: statements
