@@ -104,8 +104,9 @@ enum FixturePlacement {
     }
 
     private static func checkNotInUse(_ path: String) throws(FixtureError) {
-        if let process = StoreUsers.otherProcess(using: path) {
-            throw .output("\(path): is open in another process (pid \(process)); close it there first")
+        if let process = StoreUsers.process(using: path) {
+            let holder = process == getpid() ? "this process" : "another process (pid \(process))"
+            throw .output("\(path): is open in \(holder); close it there first")
         }
     }
 

@@ -139,25 +139,9 @@ public struct StoreFileCheck: Sendable, Equatable {
     }
 
     /// Whether `path-wal` holds frames that no connection has open: a writer's that was interrupted, or a log
-    /// copied beside the file. Every connection to a WAL-mode store holds a read lock on one byte of the `-shm`
-    /// (SQLite's unix "dead man switch", byte 128) while it is open. The kernel's list of locks, `/proc/locks`, is
-    /// read rather than the `-shm` opened and asked: closing a descriptor of a file drops every POSIX lock this
-    /// process holds on it, SQLite's own included. Without that list (not Linux), the log counts as no one's.
+    /// copied beside the file (no connection holds the `-shm`'s lock that every open one holds: `StoreUsers`).
     public static func hasOrphanedLog(_ path: String) -> Bool {
-        guard hasWriteAheadLog(path) else { return false }
-        var info = stat()
-        guard stat(path + "-shm", &info) == 0 else { return true }  // no -shm: nobody has the log open
-        guard let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return true }
-        let inode = UInt64(truncatingIfNeeded: info.st_ino)
-        // e.g. "3: POSIX  ADVISORY  READ 4242 08:01:1835059 128 128"
-        for line in locks.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count >= 8, fields[1] == "POSIX",
-                  let device = fields.dropFirst(5).first, let lockedInode = device.split(separator: ":").last.flatMap({ UInt64($0) }),
-                  lockedInode == inode, let start = Int(fields[6]), let end = Int(fields[7]) else { continue }
-            if start <= 128, 128 <= end { return false }
-        }
-        return true
+        hasWriteAheadLog(path) && !StoreUsers.hasConnection(to: path)
     }
 
     /// Why `path-wal` cannot be this file's log, or nil when it could be: a log SQLite would read (its magic number,
