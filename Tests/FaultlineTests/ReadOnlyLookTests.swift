@@ -41,10 +41,12 @@ import Testing
         return path
     }
 
+    /// `sqlite3` as a writer sharing the store would run: waiting up to 5 s for a lock (a reader closing last folds
+    /// the log in under an exclusive lock) rather than failing at once.
     static func runSQLite(_ path: String, _ commands: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.sqlite3Path)
-        process.arguments = ["-bail", path] + commands
+        process.arguments = ["-bail", "-cmd", ".timeout 5000", path] + commands
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -35,6 +35,37 @@ import Testing
         #expect(!again.isReadOnly)
     }
 
+    /// Opening a store again in the same process reads its header through the descriptor SQLite already has,
+    /// never a new one: closing a descriptor drops every POSIX lock the process holds on the file, SQLite's shared
+    /// lock on the database among them (held by every connection of a WAL store, and by a rollback store's readers
+    /// in a transaction, whose pages another process could then rewrite under them). The kernel's list of locks shows
+    /// the lock kept.
+    @Test func openingAStoreAgainKeepsTheLocksItsOpenConnectionsHold() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("quakes.sqlite")
+        let first = try PersistentStore.open(path: path, model: try SeedModels.quakes())
+        let writer = try first.databaseWriter()
+        try writer.write { db in try db.execute(sql: "CREATE TABLE probe (x); INSERT INTO probe VALUES (1)") }
+        func holdsSharedLock() throws -> Bool {
+            var info = stat()
+            try #require(stat(path, &info) == 0)
+            let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+            // e.g. "2: POSIX  ADVISORY  READ 4242 fe:00:16224908 1073741826 1073742335": SQLite's shared bytes.
+            return locks.split(separator: "\n").contains { line in
+                let fields = line.split(separator: " ")
+                return fields.count >= 8 && fields[4] == "\(getpid())" && fields[5].hasSuffix(":\(info.st_ino)")
+                    && fields[6] == "1073741826"
+            }
+        }
+        try #require(try holdsSharedLock(), "the first store's connection holds no shared lock to keep")
+        for readOnly in [false, true] {
+            _ = try PersistentStore.open(path: path, model: try SeedModels.quakes(), options: .init(readOnly: readOnly))
+            #expect(try holdsSharedLock(), "opening again (read-only: \(readOnly)) dropped the first store's lock")
+        }
+        try writer.write { db in try db.execute(sql: "INSERT INTO probe VALUES (2)") }
+        #expect(try first.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM probe") } == 2)
+    }
+
     @Test(arguments: ["students", "associates", "quakes", "employees", "contacts"])
     func sqlite3RunsTheDDLAsIs(name: String) throws {
         let models = ["students": SeedModels.students, "associates": SeedModels.associates, "quakes": SeedModels.quakes,

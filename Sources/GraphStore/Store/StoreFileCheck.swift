@@ -49,7 +49,7 @@ public struct StoreFileCheck: Sendable, Equatable {
         // Look at the type before opening: opening a FIFO for reading could block.
         try checkKind(of: info, path: path)
 
-        let header = try readHeader(path: path)
+        let header = try readHeader(path: path, file: info)
         let state = try State.database(header: header.bytes, fileSize: header.size, path: path, hasWAL: Self.hasWriteAheadLog(path))
         // A log of pages of another size cannot be this file's (SQLite would lay its pages over the file's).
         if case .database(let pageSize, _, _) = state, let mismatch = logMismatch(path: path, pageSize: pageSize) {
@@ -96,11 +96,39 @@ public struct StoreFileCheck: Sendable, Equatable {
     }
 
     /// The file's first 100 bytes (fewer if it is shorter) and its size, both taken from one open descriptor.
-    private static func readHeader(path: String) throws(StoreError) -> (bytes: [UInt8], size: Int64) {
+    ///
+    /// When this process has the file open already (another store or coordinator on it, SQLite's descriptor), the
+    /// bytes are read through that descriptor, never a new one: closing a descriptor of a file drops every POSIX
+    /// lock this process holds on it, while SQLite still counts them held. Among them is the shared lock every
+    /// connection to a WAL-mode store keeps, one of the signs another process looks for before it takes itself for
+    /// the last connection, and the lock a rollback-mode reader holds for its transaction, without which another
+    /// process may rewrite pages under it.
+    private static func readHeader(path: String, file: stat) throws(StoreError) -> (bytes: [UInt8], size: Int64) {
+        if let shared = openDescriptor(of: file) { return try readHeader(path: path, descriptor: shared) }
         // O_NONBLOCK: should the path have become a FIFO since `stat`, do not wait for a writer.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: systemMessage(errno)) }
         defer { close(descriptor) }
+        return try readHeader(path: path, descriptor: descriptor)
+    }
+
+    /// A descriptor this process already has open on the file `file` describes (same device and inode), found in
+    /// `/proc/self/fd`; nil when there is none, or no such list (not Linux).
+    private static func openDescriptor(of file: stat) -> Int32? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        for name in names {
+            guard let descriptor = Int32(name) else { continue }
+            var info = stat()
+            // The listing's own descriptor may be gone by now: fstat fails, and it is passed over.
+            if fstat(descriptor, &info) == 0, info.st_dev == file.st_dev, info.st_ino == file.st_ino,
+               kind(of: info) == mode_t(S_IFREG), fcntl(descriptor, F_GETFL) & O_ACCMODE != O_WRONLY {
+                return descriptor
+            }
+        }
+        return nil
+    }
+
+    private static func readHeader(path: String, descriptor: Int32) throws(StoreError) -> (bytes: [UInt8], size: Int64) {
 
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .unreadable(path: path, reason: systemMessage(errno)) }
