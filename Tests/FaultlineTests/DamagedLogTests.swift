@@ -109,4 +109,21 @@ import Testing
         #expect(trace.stdout.contains("save failed: ") && trace.stdout.contains("is damaged (SQLite's quick_check"), "\(trace.stdout)")
         #expect(try Self.sqlite(path, ["SELECT COUNT(*) FROM ZCHAT;"]) == chats)
     }
+
+    /// A store whose model matches but which lacks one of its tables (dropped by hand, or a damaged schema) is
+    /// refused by the commands that open it for the chat model, instead of showing its chats or messages as none.
+    @Test func aStoreMissingATableIsRefusedNotShownEmpty() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("chat.sqlite")
+        try FileManager.default.copyItem(atPath: Fixtures.shared.chatStore, toPath: path)
+        _ = try Self.sqlite(path, ["DROP TABLE Z_7READBY;"])
+        for arguments in [["trace", path, "--size", "120x30"], ["simulate", path, "--count", "1", "--rate", "0"],
+                          ["delete", path, "--chat", "1", "--dry-run"]] {
+            try Self.expectRefused(arguments, folder: folder.url.path, [path, "is damaged (its table Z_7READBY is missing)"])
+        }
+        // `check` reports it among its findings.
+        let check = try FaultlineBinary.run(["check", path])
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("table Z_7READBY is missing"), "\(check.stdout)")
+    }
 }

@@ -302,6 +302,14 @@ public final class PersistentStore: Sendable {
                     differences = StoreCatalog(schema: schema).differences(from: try StoreCatalog.read(db))
                 }
                 guard differences.isEmpty else { return .failure(.modelMismatch(path: path, differences: differences)) }
+                // The model matches, so every table it lays out must be there: a store missing one would read as
+                // empty where it has lost data. (SQLite compares table names without case.)
+                let present = Set(tables.map { $0.uppercased() })
+                let missing = (schema.tables.map(\.name) + schema.joinTables.map(\.name)).filter { !present.contains($0.uppercased()) }
+                if !missing.isEmpty {
+                    let names = missing.joined(separator: ", ")
+                    return .failure(.damaged(path: path, reason: "its table\(missing.count == 1 ? "" : "s") \(names) \(missing.count == 1 ? "is" : "are") missing"))
+                }
                 return .success(uuid)
             }
             switch found {
