@@ -18,6 +18,11 @@ public struct MarkdownRun {
             throw BenchmarkError("\(path): no such file (it must hold the lines \(Self.begin) and \(Self.end))")
         }
         guard !isFolder.boolValue else { throw BenchmarkError("\(path): is a folder, not a Markdown file") }
+        // A pipe or a device would block or never end when read, and could not be replaced by a rewritten page.
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw BenchmarkError("\(path): is not a regular file, not a Markdown page")
+        }
         guard FileManager.default.isWritableFile(atPath: path) else { throw BenchmarkError("\(path): not writable") }
         _ = try Self.split(try read(), path: path)
     }
@@ -27,7 +32,9 @@ public struct MarkdownRun {
         let (head, tail) = try Self.split(try read(), path: path)
         let text = head + Self.begin + "\n\n" + run + "\n" + Self.end + tail
         do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            // Written whole or not at all (a temporary file renamed over the page), to the file a link names: the
+            // link stays a link.
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path).resolvingSymlinksInPath(), options: .atomic)
         } catch {
             throw BenchmarkError("\(path): cannot write: \(error.localizedDescription)")
         }

@@ -1,6 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
+import Terminal
 
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +42,7 @@ enum DefaultFixture {
     static func ensure() throws(CommandFailure) -> String {
         let path = try location()
         if exists(path) { return path }
+        let shown = ControlCharacters.escaped(path)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         do {
             // 0700, as the XDG rules ask of the folders an application makes there.
@@ -50,13 +52,13 @@ enum DefaultFixture {
             throw CommandFailure("\(folder): cannot make the folder for the default chat store (\(error.localizedDescription))")
         }
         let lock = FolderLock(folder) {
-            Output.writeError("faultline: waiting for another faultline process to finish making the default chat store at \(path)\n")
+            Output.writeError("faultline: waiting for another faultline process to finish making the default chat store at \(shown)\n")
         }
         defer { lock.release() }
         if exists(path) { return path }
         let options = FixtureOptions.defaults
         Output.writeError(
-            "faultline: creating the default chat store at \(path) (\(options.users) users, \(options.chats) chats, \(options.messages) messages)\n")
+            "faultline: creating the default chat store at \(shown) (\(options.users) users, \(options.chats) chats, \(options.messages) messages)\n")
         do {
             _ = try FixtureWriting.generate(options, to: path, replacing: false, clearingLeftovers: true)
         } catch where exists(path) {

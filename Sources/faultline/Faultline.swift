@@ -39,6 +39,7 @@ struct Faultline: ParsableCommand {
             try BusyTimeout.applyEnvironment()
             try command.run()
             try Output.finish()
+            if let logFailure = SQLDebugOptions.logFailure { fail(CommandFailure(logFailure)) }
         } catch let failure as CommandFailure {
             fail(failure)
         } catch {

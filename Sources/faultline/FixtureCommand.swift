@@ -37,7 +37,12 @@ struct FixtureCommand: ParsableCommand {
         @Option(help: "Number of messages in all.")
         var messages: Int = FixtureOptions.defaults.messages
 
-        @Flag(help: "Replace PATH if it exists.")
+        @Flag(help: ArgumentHelp(
+            "Replace PATH if it exists.",
+            discussion: """
+                Only a regular file that is empty or an SQLite database, and only while no other process has it open; \
+                its old -wal, -shm and -journal are removed first. A device, link, folder or other file is refused.
+                """))
         var force = false
 
         @Flag(help: "Print what was written as JSON: the path and every count, with the saves and SQL statements it took.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphStore
+import Synchronization
 
 /// `--sql-debug N` and `--sql-log FILE`, shared by every command that opens a store; `FAULTLINE_SQL_DEBUG=N` in the
 /// environment does the same as `--sql-debug N` (the option wins when both are given).
@@ -41,7 +42,7 @@ struct SQLDebugOptions: ParsableArguments {
                 throw CommandFailure("\(logFile): cannot write the SQL log here (it is a folder)")
             }
             for store in stores {
-                for path in [store, store + "-wal", store + "-shm"] {
+                for path in [store] + StoreUsers.sideFileSuffixes.map({ store + $0 }) {
                     var storeInfo = stat()
                     if stat(path, &storeInfo) == 0, storeInfo.st_dev == info.st_dev, storeInfo.st_ino == info.st_ino {
                         throw CommandFailure("\(logFile): cannot write the SQL log here (it is the store \(path); the log would destroy it)")
@@ -53,7 +54,17 @@ struct SQLDebugOptions: ParsableArguments {
             }
             return
         }
-        let folder = URL(fileURLWithPath: logFile).deletingLastPathComponent().path
+        // Not there yet, but named as one of a store's side files: SQLite would take the log for its journal or log.
+        let logURL = URL(fileURLWithPath: logFile)
+        let logName = Self.resolvedFolder(of: logURL) + "/" + logURL.lastPathComponent
+        for store in stores {
+            let storeURL = URL(fileURLWithPath: store)
+            for suffix in StoreUsers.sideFileSuffixes
+            where logName == Self.resolvedFolder(of: storeURL) + "/" + storeURL.lastPathComponent + suffix {
+                throw CommandFailure("\(logFile): cannot write the SQL log here (SQLite keeps the store's \(suffix) file under that name)")
+            }
+        }
+        let folder = logURL.deletingLastPathComponent().path
         var folderInfo = stat()
         guard stat(folder, &folderInfo) == 0, folderInfo.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else {
             throw CommandFailure("\(logFile): cannot write the SQL log here (the folder \(folder) does not exist)")
@@ -69,10 +80,13 @@ struct SQLDebugOptions: ParsableArguments {
         try checkLogFile(notOverwriting: stores)
         // Opened in place, never made anew and renamed over (as `FileManager.createFile` does): a device such as
         // `/dev/null` or a pipe stays what it is, and a regular file keeps its owner and mode.
-        let descriptor = open(logFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o644)
+        // O_NONBLOCK only while opening: a named pipe nobody reads is refused at once (ENXIO) instead of waiting for
+        // ever; the log's writes then block as on any file.
+        let descriptor = open(logFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0o644)
         guard descriptor >= 0 else {
             throw CommandFailure("\(logFile): cannot write the SQL log here (\(String(cString: strerror(errno))))")
         }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
@@ -84,10 +98,41 @@ struct SQLDebugOptions: ParsableArguments {
         // The coordinator is held weakly: the log hangs off its events, and a strong hold would keep it, and its
         // connections, alive past the command's end. SQLite removes the -wal and -shm only when the last
         // connection closes, so a kept connection left them behind after every logged command.
+        let logFile = self.logFile
         let log = SQLDebugLog(level: level, uri: { [weak coordinator] id in coordinator?.uri(for: id) ?? "" }, write: { line in
-            try? sink.write(contentsOf: Data((line + "\n").utf8))  // a full disk or closed stderr drops lines, never crashes
+            do {
+                try sink.write(contentsOf: Data((line + "\n").utf8))
+            } catch {
+                // A log on stderr that cannot be written is dropped, as every stderr line is; a --sql-log file
+                // that cannot is the command's error when it ends (a save in progress is not cut short for it).
+                guard let logFile else { return }
+                Self.recordFailure("\(logFile): cannot write the SQL log (\(Self.reason(error)))")
+            }
         })
         _ = log.attach(to: coordinator.events)
         return log
+    }
+
+    /// The first failure to write a `--sql-log` file, if any: `Faultline.main` reports it as the command's error.
+    static var logFailure: String? { failure.withLock { $0 } }
+
+    private static let failure = Mutex<String?>(nil)
+
+    private static func recordFailure(_ message: String) {
+        failure.withLock { if $0 == nil { $0 = message } }
+    }
+
+    /// The system's words for a failed write: the POSIX error under Foundation's, where there is one.
+    private static func reason(_ error: any Error) -> String {
+        var error = error as NSError
+        if error.domain != NSPOSIXErrorDomain, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+            error = underlying
+        }
+        return error.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32(truncatingIfNeeded: error.code))) : error.localizedDescription
+    }
+
+    /// The folder of `url` with its links resolved (as written when it cannot be resolved).
+    private static func resolvedFolder(of url: URL) -> String {
+        url.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL.path
     }
 }

@@ -263,13 +263,17 @@ import Testing
         let head = "# Benchmarks\n\nGoals, written by hand.\n\n<!-- faultline bench: begin -->\n"
         let tail = "<!-- faultline bench: end -->\n\nMore words.\n"
         try (head + "an older run\n" + tail).write(toFile: page, atomically: true, encoding: .utf8)
-        let result = try FaultlineBinary.run(["bench", "--quick", "--case", "render-frame", "--markdown", page])
+        // Named through a link, as a docs folder kept elsewhere may be: the page is rewritten, the link stays one.
+        let link = folder.path("link.md")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: page)
+        let result = try FaultlineBinary.run(["bench", "--quick", "--case", "render-frame", "--markdown", link])
         #expect(result.status == 0 || result.stdout.contains("targets missed"), "stderr: \(result.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == page)
         let text = try String(contentsOfFile: page, encoding: .utf8)
         #expect(text.hasPrefix(head))
         #expect(text.hasSuffix(tail))
         #expect(!text.contains("an older run"))
-        for expected in ["- **Machine:** ", "- **Date:** ", "- **Scale:** ", "--quick --case render-frame --markdown \(page)`",
+        for expected in ["- **Machine:** ", "- **Date:** ", "- **Scale:** ", "--quick --case render-frame --markdown \(link)`",
                          "| case | variant | median ms |", "| `render-frame` | faultline |", "- `render-frame`: faultline ≤ 500 µs per frame: "] {
             #expect(text.contains(expected), "the page lacks \(expected)")
         }
@@ -280,10 +284,12 @@ import Testing
         let folder = TemporaryFolder()
         let noMarkers = folder.path("plain.md")
         try "# no markers here\n".write(toFile: noMarkers, atomically: true, encoding: .utf8)
+        #expect(mkfifo(folder.path("pipe.md"), 0o600) == 0)  // reading it would wait for a writer for ever
         for (path, message) in [
             (noMarkers, "error: \(noMarkers): needs the line <!-- faultline bench: begin -->"),
             (folder.path("missing.md"), "error: \(folder.path("missing.md")): no such file"),
             (folder.path(""), "error: \(folder.path("")): is a folder"),
+            (folder.path("pipe.md"), "error: \(folder.path("pipe.md")): is not a regular file"),
         ] {
             let result = try FaultlineBinary.run(["bench", "--quick", "--case", "render-frame", "--markdown", path])
             #expect(result.status != 0)

@@ -63,16 +63,20 @@ import Glibc
         #expect(nowhere.stderr.filter { $0 == "\n" }.count == 1)
     }
 
+    /// Made in `$XDG_DATA_HOME/faultline` (0700), announced with the path escaped: the folder's name here holds an
+    /// escape sequence, which must not reach the terminal.
     @Test func theDefaultStoreIsMadeUnderXDGDataHomeWithItsFolder() throws {
         let folder = TemporaryFolder()
-        let result = try FaultlineBinary.run(["check"], environment: ["XDG_DATA_HOME": folder.path("data"), "HOME": "/nonexistent"])
-        let store = folder.path("data/faultline/chat.sqlite")
+        let data = folder.path("da\u{1B}[2Jta")
+        let result = try FaultlineBinary.run(["check"], environment: ["XDG_DATA_HOME": data, "HOME": "/nonexistent"])
+        let shown = folder.path("da\\u{1B}[2Jta") + "/faultline/chat.sqlite"
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stderr.hasPrefix("faultline: creating the default chat store at \(store) "))
-        #expect(result.stdout.hasPrefix("\(store): ok"))
+        #expect(result.stderr.hasPrefix("faultline: creating the default chat store at \(shown) "), "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("\(shown): ok"))
+        #expect(!(result.stdout + result.stderr).contains("\u{1B}"))
         var info = stat()
-        #expect(stat(folder.path("data/faultline"), &info) == 0 && info.st_mode & 0o777 == 0o700)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("data/faultline")) == ["chat.sqlite"])
+        #expect(stat(data + "/faultline", &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/faultline") == ["chat.sqlite"])
     }
 
     /// The README's flow on a fresh machine: the browser in one terminal, `simulate` in another, both finding no
@@ -187,6 +191,23 @@ import Glibc
         #expect(stat(log, &info) == 0 && info.st_mode & 0o777 == 0o600)
         let text = try String(contentsOfFile: log, encoding: .utf8)
         #expect(!text.hasPrefix("old") && text.contains("SELECT"))
+
+        // A log that cannot be written is the command's error, not a silent loss.
+        let full = try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-debug", "1", "--sql-log", "/dev/full"])
+        #expect(full.status == 1)
+        #expect(full.stderr == "error: /dev/full: cannot write the SQL log (No space left on device)\n")
+        // A named pipe nobody reads is refused at once rather than waited on.
+        #expect(mkfifo(folder.path("pipe"), 0o600) == 0)
+        let pipe = try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-debug", "1", "--sql-log", folder.path("pipe")])
+        #expect(pipe.status == 1)
+        #expect(pipe.stderr == "error: \(folder.path("pipe")): cannot write the SQL log here (No such device or address)\n")
+        // Nor is the log written under a name SQLite keeps for the store's own side files.
+        for suffix in ["-journal", "-wal"] {
+            let side = try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-debug", "1", "--sql-log", store + suffix])
+            #expect(side.status == 1)
+            #expect(side.stderr.hasPrefix("error: \(store)\(suffix): cannot write the SQL log here ("), "\(side.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: store + suffix))
+        }
     }
 
     @Test func sideFilesWithoutTheirStoreAreRefusedWithoutForceAndRemovedWithIt() throws {
