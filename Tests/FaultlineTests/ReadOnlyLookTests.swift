@@ -304,4 +304,28 @@ import Testing
         let check = try Ran.run([FaultlineBinary.url.path, "check", hot], environment: BadInput.quickBusyTimeout)
         #expect(check.status == 0, "\(check.stdout.prefix(400))\(check.stderr)")
     }
+
+    /// A `-wal` no process has open and no `-shm` beside it (a writer killed before it made its index, a store copied
+    /// with its log only): the reading commands read it, through a private copy, and leave the folder as it was. A
+    /// look in place made the `-shm` and left it.
+    @Test func aLoneLogIsReadWithoutMakingItsIndex() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("chat.sqlite")
+        try FileManager.default.copyItem(atPath: Fixtures.shared.chatStore, toPath: path)
+        let before = try Ran.run([FaultlineBinary.url.path, "check", path], environment: BadInput.quickBusyTimeout)
+        try Self.runSQLite(path, [".dbconfig no_ckpt_on_close on", "DELETE FROM ZREACTION WHERE Z_PK = 1;"])
+        try FileManager.default.removeItem(atPath: path + "-shm")
+        let snapshot = Snapshot(folder.url.path)
+        let check = try Ran.run([FaultlineBinary.url.path, "check", path], environment: BadInput.quickBusyTimeout)
+        #expect(check.status == 0, "\(check.stdout.prefix(400))\(check.stderr)")
+        // One reaction fewer: the log's commit was read.
+        #expect(check.stdout != before.stdout && before.status == 0)
+        for arguments in [["trace", path, "--read-only", "--size", "100x30", "--script", "down; open"],
+                          ["delete", path, "--chat", "2", "--dry-run"]] {
+            let ran = try Ran.run([FaultlineBinary.url.path] + arguments, environment: BadInput.quickBusyTimeout)
+            #expect(ran.status == 0, "\(arguments): \(ran.stderr)")
+        }
+        #expect(Snapshot(folder.url.path) == snapshot, "\(Snapshot(folder.url.path).difference(from: snapshot))")
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+    }
 }

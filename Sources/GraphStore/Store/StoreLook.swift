@@ -8,6 +8,7 @@ import Darwin
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// How a connection that only reads reaches a store file, chosen so that reading creates no file beside it and sees
 /// one state of the store even while another process writes.
@@ -22,6 +23,7 @@ import GRDBSQLite
 /// | WAL, a `-wal` beside it                          | `shared`: joins the existing `-wal` and `-shm`            |
 /// | WAL, no `-wal`, file and folder writable         | `queryOnly`: makes `-wal`/`-shm`, removes them closing last |
 /// | WAL, no `-wal`, file or folder not writable      | `immutable`: reads the file alone, takes no lock          |
+/// | WAL, a `-wal` and no `-shm` (no process has it)   | `privateCopy`: reads a copy of both in a temporary folder |
 ///
 /// An immutable look sees no writer: should one start meanwhile (the store's owner, say, while another user reads
 /// it), pages can change under it. `changedSinceOpened()` tells, from the file's size and times and a `-wal`
@@ -37,6 +39,10 @@ struct StoreLook: Sendable {
         case queryOnly
         /// `immutable=1`: the file is read as if nothing could change it; no lock, no `-wal`, no `-shm`.
         case immutable
+        /// A copy of the file and its `-wal` in a private temporary folder, read there (SQLite makes the `-shm` it
+        /// needs beside the copy): for a `-wal` that no process has open and that has no `-shm` beside it, which
+        /// reading in place would make and leave. Removed when the process ends.
+        case privateCopy
     }
 
     let path: String
@@ -60,6 +66,11 @@ struct StoreLook: Sendable {
             return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
         }
         if walIsInUse(path) {
+            // A -wal alone (a writer killed before it made its index, or a store copied with its log only): a
+            // look in place would make the -shm and leave it. Not before a write, whose open makes it anyway.
+            if !forWriting, !FileManager.default.fileExists(atPath: path + "-shm"), let copy = PrivateCopies.make(of: path) {
+                return StoreLook(path: path, kind: .privateCopy, location: copy, stamp: nil)
+            }
             // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
             // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own.
             let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
@@ -183,5 +194,43 @@ struct FileStamp: Sendable, Equatable {
         #endif
         var walInfo = stat()
         hasWAL = stat(path + "-wal", &walInfo) == 0
+    }
+}
+
+/// The private copies `StoreLook` reads a lone `-wal` through: each in a folder of its own under the temporary
+/// directory, all removed when the process exits normally.
+enum PrivateCopies {
+    private static let folders = Mutex<[String]>([])
+
+    /// Copies `path` and its `-wal` into a new private folder; the copy's path, or nil when the copy cannot be made
+    /// or the files changed while it was made (a writer started: the look in place is taken instead).
+    static func make(of path: String) -> String? {
+        let manager = FileManager.default
+        guard let before = FileStamp(path: path), let logBefore = FileStamp(path: path + "-wal") else { return nil }
+        let folder = manager.temporaryDirectory.appendingPathComponent("faultline-look-\(UUID().uuidString)").path
+        let copy = folder + "/" + URL(fileURLWithPath: path).lastPathComponent
+        do {
+            try manager.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try manager.copyItem(atPath: path, toPath: copy)
+            try manager.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+        } catch {
+            try? manager.removeItem(atPath: folder)
+            return nil
+        }
+        guard FileStamp(path: path) == before, FileStamp(path: path + "-wal") == logBefore,
+              !manager.fileExists(atPath: path + "-shm") else {
+            try? manager.removeItem(atPath: folder)
+            return nil
+        }
+        let first = folders.withLock { list in
+            list.append(folder)
+            return list.count == 1
+        }
+        if first { atexit { PrivateCopies.removeAll() } }
+        return copy
+    }
+
+    private static func removeAll() {
+        for folder in folders.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
     }
 }
