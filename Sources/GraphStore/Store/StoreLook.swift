@@ -67,8 +67,12 @@ struct StoreLook: Sendable {
         }
         if walIsInUse(path) {
             // A -wal alone (a writer killed before it made its index, or a store copied with its log only): a
-            // look in place would make the -shm and leave it. Not before a write, whose open makes it anyway.
-            if !forWriting, !FileManager.default.fileExists(atPath: path + "-shm"), let copy = PrivateCopies.make(of: path) {
+            // look in place would make the -shm and leave it. Not before a write, whose open makes it anyway, and
+            // not while any process holds a lock on the file: a connection in exclusive locking mode keeps its
+            // index in memory, with no -shm, and may be writing the -wal being copied (the look in place waits
+            // for its lock, and says so).
+            if !forWriting, !FileManager.default.fileExists(atPath: path + "-shm"), StoreUsers.process(using: path) == nil,
+               let copy = PrivateCopies.make(of: path) {
                 return StoreLook(path: path, kind: .privateCopy, location: copy, stamp: nil)
             }
             // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
