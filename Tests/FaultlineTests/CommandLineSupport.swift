@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the `faultline` binary built beside the test bundle.
 enum FaultlineBinary {
@@ -44,6 +45,24 @@ enum FaultlineBinary {
     /// `/usr/bin/env ARGUMENTS`: a program found on the path.
     static func runTool(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
         try run(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments, environment: environment)
+    }
+
+    /// Rows from the sqlite3 shell, columns joined by `|`; a failing query is recorded as an issue.
+    static func sqliteRows(_ path: String, _ query: String) throws -> [String] {
+        let result = try runTool(["sqlite3", "-bail", "-noheader", path, query])
+        #expect(result.status == 0, "sqlite3 \(query): \(result.stderr)")
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// A small chat store made once per test run (`fixture generate` into a fresh temporary folder), for suites
+    /// that only read it or copy it; a failure to make it stops the run, naming the error.
+    static func smallStore(_ name: String, users: Int, chats: Int, messages: Int) -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("chat.sqlite").path
+        let made = try? run(["fixture", "generate", "--out", path, "--users", "\(users)", "--chats", "\(chats)", "--messages", "\(messages)"])
+        precondition(made?.status == 0, "fixture generate failed: \(made?.stderr ?? "")")
+        return path
     }
 
     /// One query through the sqlite3 shell, its output trimmed, as a user would look at a store.

@@ -14,16 +14,7 @@ import Testing
 
     /// Rows from the sqlite3 shell, columns joined by `|`.
     private static func sql(_ path: String, _ query: String) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-bail", "-noheader", path, query]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 \(query)")
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        try FaultlineBinary.sqliteRows(path, query)
     }
 
     /// Runs the binary on another thread; `wait()` gives its result.

@@ -20,16 +20,7 @@ import Testing
 
         /// Runs SQL with the sqlite3 shell; one string per result row (columns joined by `|`).
         func sql(_ statements: String) throws -> [String] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            process.arguments = ["-bail", "-noheader", path, statements]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "sqlite3 \(statements)")
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+            try FaultlineBinary.sqliteRows(path, statements)
         }
 
         func int(_ query: String) throws -> Int {

@@ -5,14 +5,7 @@ import Testing
 /// `error:` line naming the option or the script step, a non-zero exit, and the store left as it was; none crashes,
 /// overflows or takes memory without bound.
 @Suite(.serialized) struct NumericArgumentTests {
-    static let store: String = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("numeric-arguments-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("chat.sqlite").path
-        let made = try? FaultlineBinary.run(["fixture", "generate", "--out", path, "--users", "20", "--chats", "4", "--messages", "60"])
-        precondition(made?.status == 0, "fixture generate failed: \(made?.stderr ?? "")")
-        return path
-    }()
+    static let store = FaultlineBinary.smallStore("numeric-arguments", users: 20, chats: 4, messages: 60)
 
     /// The folder's files and their bytes (so a `-wal` appearing, or any byte changing, shows).
     private static func snapshot() -> [String: Data] {

@@ -63,14 +63,7 @@ import Testing
     }
 
     /// A small chat store, generated once.
-    static let store: String = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("output-failure-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("chat.sqlite").path
-        let made = try? FaultlineBinary.run(["fixture", "generate", "--out", path, "--users", "20", "--chats", "5", "--messages", "100"])
-        precondition(made?.status == 0, "fixture generate failed: \(made?.stderr ?? "")")
-        return path
-    }()
+    static let store = FaultlineBinary.smallStore("output-failure", users: 20, chats: 5, messages: 100)
 
     static let model = testModels.appendingPathComponent("Students.xcdatamodel").path
 
