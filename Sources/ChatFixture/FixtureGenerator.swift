@@ -138,7 +138,7 @@ public final class FixtureGenerator {
         let store = try PersistentStore.open(path: path, model: model, options: .init(storeUUID: storeUUID))
         let coordinator = PersistentStoreCoordinator(store: store, classes: ChatModel.classes, rowCacheCapacity: 20_000)
         var writer = BatchWriter(context: ObjectContext(coordinator: coordinator, name: "fixture"), batchSize: batchSize)
-        var plan = FixturePlan(options: options, corpus: corpus, now: now)
+        var plan = try FixturePlan(options: options, corpus: corpus, now: now, model: model)
         let before = coordinator.events.counters.total
         try plan.writeUsers(&writer, progress: progress)
         try plan.writeChats(&writer, progress: progress)

@@ -30,19 +30,21 @@ struct FixturePlan {
     /// Index of each chat's first message in the whole store.
     private var chatFirstMessage: [Int] = []
 
-    init(options: FixtureOptions, corpus: ChatCorpus, now: Date) {
+    /// - Parameter model: the chat model the store was made with, whose entity numbers the plan's IDs carry.
+    init(options: FixtureOptions, corpus: ChatCorpus, now: Date, model: ObjectModel) throws(FixtureError) {
         self.options = options
         self.corpus = corpus
         self.now = now
         self.random = SeededRandom(seed: options.seed)
-        // Entity numbers come from the model, which `ChatModel.make()` always builds the same way. The unwraps below
-        // cannot fail: that model declares these five entities.
-        let model = try! ChatModel.make()  // cannot fail: the model is declared in code and a test builds it
-        userEntity = model.entity(named: "User")!.number
-        profileEntity = model.entity(named: "UserProfile")!.number
-        directEntity = model.entity(named: "DirectChat")!.number
-        groupEntity = model.entity(named: "GroupChat")!.number
-        messageEntity = model.entity(named: "Message")!.number
+        func number(_ name: String) throws(FixtureError) -> Int {
+            guard let entity = model.entity(named: name) else { throw .store("the chat model has no entity '\(name)'") }
+            return entity.number
+        }
+        userEntity = try number("User")
+        profileEntity = try number("UserProfile")
+        directEntity = try number("DirectChat")
+        groupEntity = try number("GroupChat")
+        messageEntity = try number("Message")
     }
 
     private func userID(_ index: Int) -> ObjectID { ObjectID(entityNumber: userEntity, primaryKey: Int64(index + 1)) }

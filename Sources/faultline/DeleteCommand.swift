@@ -99,7 +99,7 @@ struct DeleteCommand: ParsableCommand {
             let session = try DeleteSession(path: path, readOnly: false, requireWritable: true)
             logs.append(try log(session))
             // Another process may have deleted it since the plan: then this one deletes nothing, and says so.
-            let object = try session.resolve(target, planned: true)
+            let object = try session.resolve(target, foundBefore: true)
             switch try session.deleteAndSave(object, thenUndo: undo) {
             case .saved(let done, let undone):
                 report.done = done
@@ -172,9 +172,9 @@ private struct DeleteSession {
     /// The object the ID names, as its real entity (a chat's row says whether it is a direct or a group chat), its
     /// row read: the save checks that row's version, so a row another process deleted or changed since is a
     /// conflict, not a delete of nothing.
-    /// - Parameter planned: the object was found once already (the plan); a missing row now means another
+    /// - Parameter foundBefore: the object was found once already, for the plan; a missing row now means another
     ///   process deleted it meanwhile.
-    func resolve(_ target: DeleteTarget, planned: Bool = false) throws(CommandFailure) -> ManagedObject {
+    func resolve(_ target: DeleteTarget, foundBefore: Bool = false) throws(CommandFailure) -> ManagedObject {
         let model = coordinator.model
         guard let base = model.entity(named: target.entity), let mapping = coordinator.mapping(forEntity: target.entity) else {
             throw CommandFailure("the chat model has no entity '\(target.entity)'")
@@ -214,7 +214,7 @@ private struct DeleteSession {
             throw CommandFailure("\(path): \(error)")
         }
         guard let rowEntity else {
-            if planned {
+            if foundBefore {
                 throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key) any more: another process deleted it after the plan was made; nothing deleted")
             }
             throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key)")

@@ -41,7 +41,7 @@ final class IntegrityChecker {
         // Every kind is in `order`: it is made from all of them.
         let order = Dictionary(uniqueKeysWithValues: Kind.allCases.enumerated().map { ($1, $0) })
         let violations = collector.listed.enumerated()
-            .sorted { (order[$0.element.kind]!, $0.offset) < (order[$1.element.kind]!, $1.offset) }  // cannot fail: every kind is in `order`
+            .sorted { (order[$0.element.kind] ?? .max, $0.offset) < (order[$1.element.kind] ?? .max, $1.offset) }
             .map(\.element)
         return IntegrityReport(
             path: path, storeUUID: record.storeUUID, model: model, entities: entities, joinTables: joinTables,

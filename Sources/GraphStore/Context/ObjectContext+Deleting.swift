@@ -118,9 +118,8 @@ extension ObjectContext {
                 guard let state = partner.toManyStates[index],
                       state.added.contains(where: ids.contains) || state.members?.contains(where: ids.contains) == true else { continue }
                 willChange(partner)
-                // cannot fail: the guard found the state.
-                partner.toManyStates[index]!.added.removeAll { ids.contains($0) }
-                partner.toManyStates[index]!.members?.removeAll { ids.contains($0) }
+                partner.toManyStates[index]?.added.removeAll { ids.contains($0) }
+                partner.toManyStates[index]?.members?.removeAll { ids.contains($0) }
             }
         }
         guard !linkChanges.isEmpty else { return }

@@ -471,8 +471,8 @@ extension ObjectContext {
             if let snapshot = object.snapshot { byTable[object.mapping.rootNumber, default: [:]][object.objectID.primaryKey] = snapshot.version }
         }
         var stale: [ObjectID] = []
-        for root in byTable.keys.sorted() {
-            var expected = byTable[root]!  // cannot fail: a key of the dictionary
+        for (root, versions) in byTable.sorted(by: { $0.key < $1.key }) {
+            var expected = versions
             let table = coordinator.mapping(forEntityNumber: root).table
             try runner.query("SELECT Z_PK, Z_OPT FROM \(table) WHERE Z_PK \(DeletionPlanner.inKeys)", [DeletionPlanner.json(expected.keys.sorted())]) { handle in
                 let key = SQLiteValues.int64(handle, 0)
@@ -545,9 +545,8 @@ extension ObjectContext {
             guard !permanentIDs.isEmpty else { return }
             if !object.toOneChanges.isEmpty { object.toOneChanges.updateValues { $0.map(permanent) } }
             // Only loaded members need it: every `added` list is cleared below, the changes being saved.
-            // The unwraps cannot fail: `index` is a key of the dictionary.
-            for index in object.toManyStates.keys where object.toManyStates[index]!.members != nil {
-                object.toManyStates[index]!.members = object.toManyStates[index]!.members?.map(permanent)
+            for (index, state) in object.toManyStates where state.members != nil {
+                object.toManyStates[index]?.members = state.members?.map(permanent)
             }
         }
         var stale: [ManagedObject] = []
@@ -556,8 +555,8 @@ extension ObjectContext {
         func clearChanges(_ object: ManagedObject) {
             if object.mapping.hasDerivedAttributes { stale.append(object) }
             if !object.toManyStates.isEmpty, object.toManyStates.values.contains(where: \.hasChanges) {
-                for index in object.toManyStates.keys {
-                    object.toManyStates[index] = ToManyState(members: object.toManyStates[index]!.members)  // cannot fail: a key
+                for (index, state) in object.toManyStates {
+                    object.toManyStates[index] = ToManyState(members: state.members)
                 }
             }
         }

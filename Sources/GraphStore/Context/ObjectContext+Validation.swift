@@ -36,8 +36,9 @@ extension ObjectContext {
         var report = ValidationReport()
         for (position, object) in objects.enumerated() {
             let number = object.mapping.number
-            if rules[number - 1] == nil { rules[number - 1] = ValidationRules(object.mapping) }
-            check(object, at: position, against: rules[number - 1]!, into: &report)  // cannot fail: set just above
+            let entityRules = rules[number - 1] ?? ValidationRules(object.mapping)
+            rules[number - 1] = entityRules
+            check(object, at: position, against: entityRules, into: &report)
         }
         try checkUniqueness(of: objects, into: &report)
         guard !report.isEmpty else { return }
@@ -60,8 +61,14 @@ extension ObjectContext {
             if let reason = rule.problem(with: value) { report.add(object, rule.name, reason, at: position) }
         }
         for rule in rules.toOnes {
-            guard inserted || object.toOneChanges[rule.index] != nil else { continue }
-            let destination = inserted ? object.newKeys[rule.index] : object.toOneChanges[rule.index]!  // cannot fail: guarded
+            let destination: ObjectID?
+            if inserted {
+                destination = object.newKeys[rule.index]
+            } else if let changed = object.toOneChanges[rule.index] {
+                destination = changed
+            } else {
+                continue
+            }
             if destination.map(isDeletedHere) ?? true { report.add(object, rule.name, "is required", at: position) }
         }
         for rule in rules.toManys {

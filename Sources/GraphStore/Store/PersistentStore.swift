@@ -26,7 +26,7 @@ public final class PersistentStore: Sendable {
         public var storeUUID: UUID?
         /// How long a statement waits for another connection's lock before failing.
         public var busyTimeout: TimeInterval
-        /// Run `PRAGMA quick_check` over the whole file before the session's first write, and refuse every write
+        /// Run `PRAGMA quick_check` over the whole file before the first write after opening, and refuse every write
         /// of a store it finds damaged (`StoreError.damaged`). For a tool that opens stores it did not make only to
         /// look, and writes only when asked (the browser); off by default, as Core Data does no such check.
         /// (`requireWritable` checks at open instead.)
@@ -77,7 +77,7 @@ public final class PersistentStore: Sendable {
         return look.location
     }
 
-    /// Whether the whole file has passed `quick_check` in this session, which the first write waits for (see
+    /// Whether the whole file has passed `quick_check` since the store was opened, which the first write waits for (see
     /// `checkedWriter()`); nil until it has run.
     private let writeCheck: Mutex<Result<Void, StoreError>?>
 
@@ -101,7 +101,7 @@ public final class PersistentStore: Sendable {
         return writer
     }
 
-    /// The writable connections for a write. With `Options.checkBeforeFirstWrite`, the first call of a session runs
+    /// The writable connections for a write. With `Options.checkBeforeFirstWrite`, the first call after opening runs
     /// `PRAGMA quick_check` over the whole file, unless the open ran it already, and a damaged store gives `StoreError.damaged` to this and every later
     /// write, so nothing is written into a b-tree SQLite finds broken (a write there spreads the damage). A browser
     /// that opens a store only to look pays nothing; the first save pays about a second per million messages.
