@@ -684,10 +684,12 @@ struct Ran {
     let stdout: String
     let stderr: String
     let seconds: Double
+    /// Whether it was still running after the time limit, and was killed.
+    var timedOut = false
 
     /// Runs `commandLine` with stdin at /dev/null, in the test's environment without its `FAULTLINE_` variables, plus
-    /// `environment`.
-    static func run(_ commandLine: [String], environment: [String: String]) throws -> Ran {
+    /// `environment`; with a `timeout`, killed (SIGKILL) once it has run that many seconds.
+    static func run(_ commandLine: [String], environment: [String: String], timeout: Double? = nil) throws -> Ran {
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FAULTLINE_") }
         merged.merge(environment) { _, new in new }
         let process = Process()
@@ -702,12 +704,26 @@ struct Ran {
         let start = ContinuousClock.now
         try process.run()
         let errData = Data.readAsync(err.fileHandleForReading)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let outData = Data.readAsync(out.fileHandleForReading)
+        var timedOut = false
+        if let timeout {
+            let finished = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                finished.signal()
+            }
+            if finished.wait(timeout: .now() + timeout) == .timedOut {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                finished.wait()
+            }
+        } else {
+            process.waitUntilExit()
+        }
         let elapsed = ContinuousClock.now - start
         return Ran(status: process.terminationStatus, reason: process.terminationReason,
-                   stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData.wait(), as: UTF8.self),
-                   seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                   stdout: String(decoding: outData.wait(), as: UTF8.self), stderr: String(decoding: errData.wait(), as: UTF8.self),
+                   seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, timedOut: timedOut)
     }
 
     /// `text` as one word for the shell.

@@ -285,64 +285,33 @@ import Glibc
 
     /// The faultline binary, killed if it runs past a time limit.
     enum Command {
-        struct Outcome {
-            let status: Int32
-            let reason: Process.TerminationReason
-            let stdout: String
-            let stderr: String
-            let timedOut: Bool
-
-            /// What is wrong with how the command ended.
-            func problems(label: String, isCheck: Bool) -> [String] {
-                let firstLines = stderr.split(separator: "\n", omittingEmptySubsequences: false).prefix(3).joined(separator: " | ")
-                if timedOut { return ["\(label): still running after 30 s (killed)"] }
-                if reason == .uncaughtSignal { return ["\(label): killed by signal \(status): \(firstLines.prefix(400))"] }
-                for marker in ["Fatal error", "Crash", "backtrace", "💣", "Illegal instruction", "Segmentation fault"] where stderr.contains(marker) {
-                    return ["\(label): '\(marker)' on stderr (exit \(status)): \(firstLines.prefix(400))"]
-                }
-                if status == 0 || (isCheck && status == 1) {
-                    return stderr.isEmpty ? [] : ["\(label): exit \(status) with stderr: \(firstLines.prefix(400))"]
-                }
-                let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
-                guard lines.count == 2, lines[1].isEmpty, lines[0].hasPrefix("error: ") else {
-                    return ["\(label): exit \(status) without one error line: \(firstLines.prefix(400))"]
-                }
-                return []
-            }
-        }
+        typealias Outcome = Ran
 
         static func run(_ arguments: [String], timeout: Double = 120) throws -> Outcome {
-            let process = Process()
-            process.executableURL = FaultlineBinary.url
-            process.arguments = arguments
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FAULTLINE_") }
-            environment["FAULTLINE_BUSY_TIMEOUT"] = "1"
             // A trap still ends the process by a signal and prints "Fatal error"; without the backtracer it does
             // so at once rather than after seconds of symbolication.
-            environment["SWIFT_BACKTRACE"] = "enable=no"
-            process.environment = environment
-            let out = Pipe()
-            let err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let finished = DispatchSemaphore(value: 0)
-            let errData = Data.readAsync(err.fileHandleForReading)
-            let outData = Data.readAsync(out.fileHandleForReading)
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                finished.signal()
-            }
-            var timedOut = false
-            if finished.wait(timeout: .now() + timeout) == .timedOut {
-                timedOut = true
-                kill(process.processIdentifier, SIGKILL)
-                finished.wait()
-            }
-            return Outcome(status: process.terminationStatus, reason: process.terminationReason,
-                           stdout: String(decoding: outData.wait(), as: UTF8.self),
-                           stderr: String(decoding: errData.wait(), as: UTF8.self), timedOut: timedOut)
+            try Ran.run([FaultlineBinary.url.path] + arguments,
+                        environment: ["FAULTLINE_BUSY_TIMEOUT": "1", "SWIFT_BACKTRACE": "enable=no"], timeout: timeout)
         }
+    }
+}
+
+extension Ran {
+    /// What is wrong with how the command ended.
+    func problems(label: String, isCheck: Bool) -> [String] {
+        let firstLines = stderr.split(separator: "\n", omittingEmptySubsequences: false).prefix(3).joined(separator: " | ")
+        if timedOut { return ["\(label): still running after 30 s (killed)"] }
+        if reason == .uncaughtSignal { return ["\(label): killed by signal \(status): \(firstLines.prefix(400))"] }
+        for marker in ["Fatal error", "Crash", "backtrace", "💣", "Illegal instruction", "Segmentation fault"] where stderr.contains(marker) {
+            return ["\(label): '\(marker)' on stderr (exit \(status)): \(firstLines.prefix(400))"]
+        }
+        if status == 0 || (isCheck && status == 1) {
+            return stderr.isEmpty ? [] : ["\(label): exit \(status) with stderr: \(firstLines.prefix(400))"]
+        }
+        let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count == 2, lines[1].isEmpty, lines[0].hasPrefix("error: ") else {
+            return ["\(label): exit \(status) without one error line: \(firstLines.prefix(400))"]
+        }
+        return []
     }
 }
