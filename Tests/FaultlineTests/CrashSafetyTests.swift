@@ -37,6 +37,8 @@ import Testing
     }
 
     static let iterations = 20
+    /// Kills at this many milliseconds or later are timed from the first reported save instead of the start.
+    static let lateKills = 160
     /// Kill delays span 20–300 ms: iteration i draws from its own 14 ms slice, so the early kills (while the process
     /// starts and opens the store) and the late ones (hundreds of saves in) are all there, in a seeded order.
     static func delays(seed: UInt64) -> [Int] {
@@ -97,9 +99,16 @@ import Testing
             process.standardInput = FileHandle.nullDevice
             try process.run()
             // Read as the lines arrive, so the child never waits on a full pipe.
-            let stdout = Data.readAsync(out.fileHandleForReading)
+            let stdout = StreamedOutput(out.fileHandleForReading)
             let stderr = Data.readAsync(err.fileHandleForReading)
-            Thread.sleep(forTimeInterval: Double(delay) / 1000)
+            if delay < Self.lateKills {
+                // Early kills count from the start: while the process starts, opens and checks the store.
+                Thread.sleep(forTimeInterval: Double(delay) / 1000)
+            } else {
+                // Late ones from its first reported save, however long starting took on a busy machine.
+                _ = stdout.firstOutput.wait(timeout: .now() + 30)
+                Thread.sleep(forTimeInterval: Double(delay - Self.lateKills) / 1000)
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let output = String(decoding: stdout.wait(), as: UTF8.self)
@@ -151,5 +160,35 @@ import Testing
         #expect(delays.max()! >= 286 && delays.max()! < 300)
         #expect(Self.delays(seed: 1) == delays)
         #expect(delays != delays.sorted())
+    }
+}
+
+/// A pipe read to its end on another thread, signalling when the first bytes arrive.
+final class StreamedOutput: @unchecked Sendable {
+    let firstOutput = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var signalled = false
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+                if !signalled {
+                    signalled = true
+                    firstOutput.signal()
+                }
+            }
+            if !signalled { firstOutput.signal() }
+            done.signal()
+        }
+    }
+
+    /// Everything read, once the pipe has closed.
+    func wait() -> Data {
+        done.wait()
+        return data
     }
 }
