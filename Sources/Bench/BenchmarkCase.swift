@@ -13,9 +13,16 @@ public struct BenchmarkError: Error, CustomStringConvertible, Sendable {
 
 /// Times the one region of a run that counts; everything else a run does (setup, checks) stays outside it.
 final class Stopwatch {
+    /// Whether the run should also report the SQL it ran (`RunOutcome.sql`): true on the runner's untimed warm-up
+    /// run, so that recording the statements never slows a timed one.
+    let recordsSQL: Bool
     private(set) var elapsed: Duration?
     private var excluded = Duration.zero
     private var timing = false
+
+    init(recordsSQL: Bool = false) {
+        self.recordsSQL = recordsSQL
+    }
 
     func time<T>(_ work: () throws -> T) rethrows -> T {
         precondition(elapsed == nil, "a run times one region only")
@@ -52,6 +59,9 @@ struct RunOutcome {
     /// This process's resident memory just before the timed work, for a case that resets the peak there and reports
     /// how far the work raised it (`peakResidentBytes` minus this).
     var residentBefore: Int? = nil
+    /// The distinct SQL statements the work ran, in the order first run, for a variant that records them on a run
+    /// whose stopwatch asks for it (`Stopwatch.recordsSQL`); nil where not recorded.
+    var sql: [String]? = nil
 }
 
 /// One way of doing a case's work. `run` does its untimed setup, calls `stopwatch.time` once around the work that
@@ -69,10 +79,15 @@ enum VariantName {
     static let coreData = "faultline-coredata"
     /// Faultline with Core Data's defaults: no batch size, no prefetch, a fault per object.
     static let defaults = "faultline-defaults"
-    /// GRDB records with associations, written as GRDB's documentation recommends.
+    /// GRDB as a competent user writes it for speed: hand-written SQL from `cachedStatement`, rows decoded by
+    /// column index in `FetchableRecord.init(row:)`, cursors where a scan streams.
     static let grdb = "grdb"
-    /// The raw SQLite C API: the floor.
+    /// GRDB as its documentation introduces it: `Codable` records, associations, `including(…)`, `annotated(with:)`.
+    static let grdbQueryInterface = "grdb-query-interface"
+    /// The raw SQLite C API doing what Faultline does (the same statements, the same values kept), by hand.
     static let raw = "raw-sqlite"
+    /// The raw SQLite C API doing the least work that gives the same answer.
+    static let rawFloor = "raw-sqlite-floor"
 }
 
 /// One condition a case's figures must meet. Variants are named; a check on a variant the case lacks is a
@@ -146,6 +161,9 @@ struct PreparedCase {
     var deletion: DeletionPlan? = nil
     /// A line on what the case did, for the report (the chat's size, say); nil for none.
     var note: String? = nil
+    /// The variant the case's headline ratio is taken over, when it is not `raw-sqlite` (a cache hit is compared
+    /// with a lookup in memory, say).
+    var headlinePeer: String? = nil
 
     /// The goals in words.
     var target: String { goals.map(\.description).joined(separator: "; ") }

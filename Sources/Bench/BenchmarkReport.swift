@@ -26,7 +26,8 @@ public struct BenchmarkReport: Sendable {
     /// fault also carries `usPerFault`; one that writes rows carries `rows`, and `rowsPerSecond` per variant; a
     /// variant whose peak memory was measured carries `peakMB` (10^6 bytes); one that walks a result in batches
     /// carries `rssFirstBatchMB` and `rssLastBatchMB`; one that notes its memory before its work carries
-    /// `peakGrowthMB` (how far the peak rose above it). A case whose target includes beating another variant carries
+    /// `peakGrowthMB` (how far the peak rose above it); one that records its statements carries `sql` (the distinct
+    /// statements of its warm-up run, in the order first run). A case whose target includes beating another variant carries
     /// `speedup` (that variant's median over the first's) and `speedupOver` (its name). A case that deletes carries
     /// `deleted` (objects per entity) and `nullified` (references surviving objects lost, per relationship).
     public func json() -> String {
@@ -42,6 +43,7 @@ public struct BenchmarkReport: Sendable {
                 }
                 if let toRaw = result.ratio(of: variant, to: VariantName.raw) { fields += ",\"xRaw\":\(Self.number(toRaw))" }
                 if let toGRDB = result.ratio(of: variant, to: VariantName.grdb) { fields += ",\"xGRDB\":\(Self.number(toGRDB))" }
+                if let sql = variant.sql { fields += ",\"sql\":[" + sql.map(Self.quoted).joined(separator: ",") + "]" }
                 return "\(Self.quoted(variant.name)):{\(fields)}"
             }
             var fields = [

@@ -79,8 +79,8 @@ public struct BenchmarkRunner {
     private func measure(_ prepared: PreparedCase) throws(BenchmarkError) -> CaseResult {
         let variants = prepared.variants
         precondition(variants.count >= 2, "a case compares at least two variants")
-        func runOnce(_ variant: BenchmarkVariant) throws(BenchmarkError) -> (Duration, RunOutcome) {
-            let stopwatch = Stopwatch()
+        func runOnce(_ variant: BenchmarkVariant, recordingSQL: Bool = false) throws(BenchmarkError) -> (Duration, RunOutcome) {
+            let stopwatch = Stopwatch(recordsSQL: recordingSQL)
             let outcome: RunOutcome
             do {
                 outcome = try variant.run(stopwatch)
@@ -98,14 +98,16 @@ public struct BenchmarkRunner {
         // Warm-up: also the check that every variant did the same work.
         var reference = prepared.expectedChecksum
         var statements: [Int?] = Array(repeating: nil, count: variants.count)
+        var sql: [[String]?] = Array(repeating: nil, count: variants.count)
         if prepared.warmUp {
-            let warmUp = try variants.map { variant throws(BenchmarkError) in try runOnce(variant).1 }
+            let warmUp = try variants.map { variant throws(BenchmarkError) in try runOnce(variant, recordingSQL: true).1 }
             let first = reference ?? warmUp[0].checksum
             for (variant, outcome) in zip(variants, warmUp) where outcome.checksum != first {
                 throw BenchmarkError("\(prepared.name): variants disagree: expected \(first), \(variant.name) gave \(outcome.checksum)")
             }
             reference = first
             statements = warmUp.map(\.statements)
+            sql = warmUp.map(\.sql)
         }
 
         var samples = Array(repeating: [Duration](), count: variants.count)
@@ -142,7 +144,7 @@ public struct BenchmarkRunner {
                           peakMegabytes: peaks[index].map { Double($0) / 1_000_000 },
                           firstBatchMegabytes: growths[index].map { Double($0.first) / 1_000_000 },
                           lastBatchMegabytes: growths[index].map { Double($0.last) / 1_000_000 },
-                          peakGrowthMegabytes: peakGrowths[index].map { Double($0) / 1_000_000 })
+                          peakGrowthMegabytes: peakGrowths[index].map { Double($0) / 1_000_000 }, sql: sql[index])
         }
         return try Self.verdict(on: figures, of: prepared)
     }
@@ -209,9 +211,9 @@ public struct BenchmarkRunner {
             }
             checks.append(CheckResult(check: goal.description, measured: measured, met: met))
         }
-        // The ratio the case is known by: the first variant against raw SQLite where the case has it, else against
-        // the second variant.
-        let floor = figures.first { $0.name == VariantName.raw } ?? figures[1]
+        // The ratio the case is known by: the first variant against the case's headline peer, else raw SQLite where
+        // the case has it, else the second variant.
+        let floor = prepared.headlinePeer.map(variant) ?? figures.first { $0.name == VariantName.raw } ?? figures[1]
         let ratio = times(figures[0], floor)
         let grdb = figures.first { $0.name == VariantName.grdb }
         return CaseResult(name: prepared.name, variants: figures, ratio: ratio, ratioOver: floor.name,
@@ -253,6 +255,8 @@ public struct VariantResult: Sendable {
     /// For a variant that notes its resident memory before its work: how far the peak during a run rose above it,
     /// in MB, the largest over the runs.
     public let peakGrowthMegabytes: Double?
+    /// The distinct SQL statements the variant ran on its warm-up run, where it records them.
+    public let sql: [String]?
 
     public var medianMs: Double {
         let sorted = samplesMs.sorted()
@@ -268,7 +272,8 @@ public struct VariantResult: Sendable {
 public struct CaseResult: Sendable {
     public let name: String
     public let variants: [VariantResult]
-    /// First variant's median over `ratioOver`'s: raw SQLite's where the case has it, else the second variant's.
+    /// First variant's median over `ratioOver`'s: the case's headline peer's, else raw SQLite's where the case has
+    /// it, else the second variant's.
     public let ratio: Double
     public let ratioOver: String
     /// First variant's median over GRDB's, for cases with a GRDB variant.
