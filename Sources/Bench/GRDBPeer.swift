@@ -24,38 +24,74 @@ enum GRDBPeer {
     /// Runs `work` with every statement it runs counted (statements a trigger runs are not counted, as
     /// GraphStore's counters leave them out), and returns its result with the count.
     static func counting<T>(_ db: Database, _ work: () throws -> T) rethrows -> (T, statements: Int) {
+        let (result, statements, _) = try recording(db, work)
+        return (result, statements)
+    }
+
+    /// Runs `work` as `counting` does, and also returns the distinct statements it ran, in the order first run.
+    static func recording<T>(_ db: Database, _ work: () throws -> T) rethrows -> (T, statements: Int, sql: [String]) {
         let count = Mutex(0)
+        let recorder = SQLRecorder()
         db.trace(options: .statement) { event in
             if case .statement(let statement) = event, !statement.sql.hasPrefix("--") {
                 count.withLock { $0 += 1 }
+                recorder.record(statement.sql)
             }
         }
         defer { db.trace(options: [], nil) }
         let result = try work()
-        return (result, count.withLock { $0 })
+        return (result, count.withLock { $0 }, recorder.statements)
+    }
+
+    /// Runs `work`, which may run several reads or writes on `queue`, with every statement they run counted and
+    /// recorded as `recording` does, except transaction control (`BEGIN`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`,
+    /// `RELEASE`): GraphStore's counters leave out the transactions its own reads open, so a count across several
+    /// of GRDB's reads leaves out theirs.
+    static func recording<T>(_ queue: DatabaseQueue, _ work: () throws -> T) rethrows -> (T, statements: Int, sql: [String]) {
+        let count = Mutex(0)
+        let recorder = SQLRecorder()
+        queue.inDatabase { db in
+            db.trace(options: .statement) { event in
+                guard case .statement(let statement) = event, !statement.sql.hasPrefix("--"),
+                      !isTransactionControl(statement.sql) else { return }
+                count.withLock { $0 += 1 }
+                recorder.record(statement.sql)
+            }
+        }
+        defer { queue.inDatabase { db in db.trace(options: [], nil) } }
+        let result = try work()
+        return (result, count.withLock { $0 }, recorder.statements)
+    }
+
+    private static func isTransactionControl(_ sql: String) -> Bool {
+        let word = sql.prefix { !$0.isWhitespace && $0 != ";" }.uppercased()
+        return ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains(word)
     }
 }
 
-/// A `grdb` variant that reads: each run times `read` in one read transaction on `queue`; the first run also counts
-/// its statements, untimed, before the timed one.
+/// A GRDB variant that reads: each run times `read` in one read transaction on `queue`; the first run also counts
+/// its statements and records their SQL, untimed, before the timed one.
 final class GRDBReadVariant {
+    private let name: String
     private let queue: DatabaseQueue
     private let read: (Database) throws -> Int64
-    private var statements: Int?
+    private var counted: (statements: Int, sql: [String])?
 
-    init(queue: DatabaseQueue, read: @escaping (Database) throws -> Int64) {
+    init(name: String = VariantName.grdb, queue: DatabaseQueue, read: @escaping (Database) throws -> Int64) {
+        self.name = name
         self.queue = queue
         self.read = read
     }
 
     var variant: BenchmarkVariant {
-        BenchmarkVariant(name: VariantName.grdb) { [self] stopwatch in
-            if statements == nil {
-                let (_, counted) = try queue.read { db in try GRDBPeer.counting(db) { try read(db) } }
-                statements = counted
+        BenchmarkVariant(name: name) { [self] stopwatch in
+            let counted = try self.counted ?? queue.read { db in
+                let (_, statements, sql) = try GRDBPeer.recording(db) { try read(db) }
+                return (statements, sql)
             }
+            self.counted = counted
             let checksum = try stopwatch.time { try queue.read { db in try read(db) } }
-            return RunOutcome(checksum: checksum, statements: statements ?? 0)
+            return RunOutcome(checksum: checksum, statements: counted.statements, sql: stopwatch.recordsSQL ? counted.sql : nil)
         }
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import GRDBSQLite
+import GraphStore
+import Synchronization
 
 /// A bare `sqlite3*` connection: the floor every Faultline variant is compared with. No GRDB, no graph, no events;
 /// just the C API, used the way a careful hand-written data layer would use it.
@@ -55,6 +57,48 @@ final class RawConnection {
     }
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs `work`, and with `enabled` also returns the distinct statements it ran on this connection, as SQLite's
+    /// own trace saw them start (`SQLITE_TRACE_STMT`, the statement's text as prepared).
+    func recording<T>(if enabled: Bool, _ work: () throws -> T) rethrows -> (T, sql: [String]?) {
+        guard enabled else { return (try work(), nil) }
+        let recorder = SQLRecorder()
+        return try withExtendedLifetime(recorder) {
+            sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, _ in
+                guard let context, let statement, let text = sqlite3_sql(OpaquePointer(statement)) else { return 0 }
+                Unmanaged<SQLRecorder>.fromOpaque(context).takeUnretainedValue().record(String(cString: text))
+                return 0
+            }, Unmanaged.passUnretained(recorder).toOpaque())
+            defer { sqlite3_trace_v2(handle, 0, nil, nil) }
+            return (try work(), recorder.statements)
+        }
+    }
+}
+
+/// The distinct SQL statements a piece of work ran, in the order each first ran: what a variant reports as its SQL
+/// (`RunOutcome.sql`), so that a reader of the report can see what each peer asked SQLite.
+final class SQLRecorder: Sendable {
+    private let state = Mutex<(list: [String], seen: Set<String>)>(([], []))
+
+    func record(_ sql: String) {
+        state.withLock { state in
+            if state.seen.insert(sql).inserted { state.list.append(sql) }
+        }
+    }
+
+    var statements: [String] { state.withLock { $0.list } }
+
+    /// Runs `work`, and with `enabled` also returns the distinct statements `coordinator` ran meanwhile, as its
+    /// event hub reported them.
+    static func recording<T>(_ coordinator: PersistentStoreCoordinator, if enabled: Bool, _ work: () throws -> T) rethrows -> (T, sql: [String]?) {
+        guard enabled else { return (try work(), nil) }
+        let recorder = SQLRecorder()
+        let token = coordinator.events.addObserver { record in
+            if case .statement(let statement) = record.event { recorder.record(statement.sql) }
+        }
+        defer { coordinator.events.removeObserver(token) }
+        return (try work(), recorder.statements)
+    }
 }
 
 /// A prepared statement, finalized when released.
