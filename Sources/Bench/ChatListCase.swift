@@ -194,17 +194,19 @@ final class ChatListCases {
             var memory = ScrollMemory()
             var status: BatchingStatus?
             ProcessMemory.resetPeak()
-            let checksum = try stopwatch.time { () throws -> Int64 in
-                let chats = try context.fetch(request)
-                var hash = FNV1a()
-                for index in chats.indices {
-                    ChatRow(chats[index], countingMembers: false).mix(into: &hash)
-                    if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+            let (checksum, sql) = try SQLRecorder.recording(coordinator, if: stopwatch.recordsSQL) {
+                try stopwatch.time { () throws -> Int64 in
+                    let chats = try context.fetch(request)
+                    var hash = FNV1a()
+                    for index in chats.indices {
+                        ChatRow(chats[index], countingMembers: false).mix(into: &hash)
+                        if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                    }
+                    memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                    hash.mix(Int64(chats.count))
+                    status = chats.batching
+                    return hash.value
                 }
-                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
-                hash.mix(Int64(chats.count))
-                status = chats.batching
-                return hash.value
             }
             let cost = coordinator.events.counters.total.difference(since: before)
             let batches = (expected + batch - 1) / batch
@@ -212,7 +214,7 @@ final class ChatListCases {
                   status.loadedBatches.count == min(batches, request.maximumLoadedBatches) else {
                 throw BenchmarkError("the scroll did not walk the batched result as expected: \(String(describing: status))")
             }
-            return memory.outcome(checksum: checksum, statements: cost.statements)
+            return memory.outcome(checksum: checksum, statements: cost.statements, sql: sql)
         }
 
         let raw = BenchmarkVariant(name: VariantName.raw) { stopwatch in
@@ -289,32 +291,34 @@ final class ChatListCases {
             var rows = 0
             var memory = ScrollMemory()
             ProcessMemory.resetPeak()
-            let checksum = try stopwatch.time { () throws -> Int64 in
-                var hash = FNV1a()
-                var statement = store.firstPage
-                while true {
-                    statements += 1
-                    var page = 0
-                    var last: PageKey?
-                    while try statement.step() {
-                        last = PageKey(statement)
-                        ChatRow.raw(statement, from: PageKey.columns).mix(into: &hash)
-                        page += 1
+            let (checksum, sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
+                try stopwatch.time { () throws -> Int64 in
+                    var hash = FNV1a()
+                    var statement = store.firstPage
+                    while true {
+                        statements += 1
+                        var page = 0
+                        var last: PageKey?
+                        while try statement.step() {
+                            last = PageKey(statement)
+                            ChatRow.raw(statement, from: PageKey.columns).mix(into: &hash)
+                            page += 1
+                        }
+                        statement.reset()
+                        rows += page
+                        if statements == 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                        // A short page is the last; a full one may be followed by an empty one.
+                        guard page == batch, let last else { break }
+                        statement = store.nextPage
+                        last.bind(to: statement)
                     }
-                    statement.reset()
-                    rows += page
-                    if statements == 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
-                    // A short page is the last; a full one may be followed by an empty one.
-                    guard page == batch, let last else { break }
-                    statement = store.nextPage
-                    last.bind(to: statement)
+                    memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                    hash.mix(Int64(rows))
+                    return hash.value
                 }
-                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
-                hash.mix(Int64(rows))
-                return hash.value
             }
             guard rows == expected else { throw BenchmarkError("the raw peer read \(rows) rows, expected \(expected)") }
-            return memory.outcome(checksum: checksum, statements: statements)
+            return memory.outcome(checksum: checksum, statements: statements, sql: sql)
         }
 
         let defaults = BenchmarkVariant(name: VariantName.defaults) { stopwatch in
@@ -324,20 +328,23 @@ final class ChatListCases {
             var memory = ScrollMemory()
             var count = 0
             ProcessMemory.resetPeak()
-            let checksum = try stopwatch.time { () throws -> Int64 in
-                let chats = try context.fetch(ChatListStore.request())
-                var hash = FNV1a()
-                for index in chats.indices {
-                    ChatRow(chats[index], countingMembers: true).mix(into: &hash)
-                    if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+            let (checksum, sql) = try SQLRecorder.recording(coordinator, if: stopwatch.recordsSQL) {
+                try stopwatch.time { () throws -> Int64 in
+                    let chats = try context.fetch(ChatListStore.request())
+                    var hash = FNV1a()
+                    for index in chats.indices {
+                        ChatRow(chats[index], countingMembers: true).mix(into: &hash)
+                        if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
+                    }
+                    memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
+                    count = chats.count
+                    hash.mix(Int64(count))
+                    return hash.value
                 }
-                memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
-                count = chats.count
-                hash.mix(Int64(count))
-                return hash.value
             }
             guard count == expected else { throw BenchmarkError("the plain fetch read \(count) chats, expected \(expected)") }
-            return memory.outcome(checksum: checksum, statements: coordinator.events.counters.total.difference(since: before).statements)
+            return memory.outcome(checksum: checksum, statements: coordinator.events.counters.total.difference(since: before).statements,
+                                  sql: sql)
         }
 
         let reader = try store.grdb()

@@ -11,10 +11,13 @@ struct BenchCommand: ParsableCommand {
         discussion: """
             Each case runs its variants once to warm up (checking that their outputs agree), then several times \
             each, interleaved: 5 runs, or 2 with --quick. The variants: faultline (tuned), faultline-coredata \
-            (tuned only as Core Data allows), faultline-defaults (Core Data's defaults), grdb (GRDB records with \
-            associations) and raw-sqlite (the C API by hand). The report gives each variant's median, minimum and \
-            maximum time, its SQL statements, its median over raw SQLite's and over GRDB's, and each case's goals \
-            with what was measured.
+            (tuned only as Core Data allows), faultline-defaults (Core Data's defaults), grdb (GRDB written for \
+            speed: hand-written SQL from its statement cache, rows read by column index), grdb-query-interface \
+            (GRDB as its documentation introduces it: Codable records and associations), raw-sqlite (the C API by \
+            hand, doing what Faultline does) and raw-sqlite-floor (the least work that gives the same answer). The \
+            report gives each variant's median, minimum and maximum time, its SQL statements, its median over \
+            raw-sqlite's and over grdb's, and each case's goals with what was measured; with --json, also the SQL \
+            each variant ran on its warm-up run, where it records it.
 
             Full size: graph cases on 100,000 items; a chat store of 10,000 chats, 20,000 users and 1,000,000 \
             messages, generated once, untimed, for chat-list, chat-list-scroll, open-chat, materialize-messages, \

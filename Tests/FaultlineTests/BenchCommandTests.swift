@@ -113,47 +113,100 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let cases = try #require(object["cases"] as? [[String: Any]])
         #expect(cases.map { $0["name"] as? String } == names)
-        // Every read case has the four ways the benchmarks compare, with their ratios to raw SQLite and to GRDB.
+        // Every read case has Faultline, both GRDB peers and the raw peer, with ratios to raw SQLite and to the
+        // competent GRDB peer; the scroll and the materialize cases also have the floor.
+        let expectedVariants: [String: Set<String>] = [
+            "chat-list": ["faultline", "faultline-defaults", "faultline-coredata", "grdb", "grdb-query-interface", "raw-sqlite"],
+            "chat-list-scroll": ["faultline", "faultline-defaults", "grdb", "grdb-query-interface", "raw-sqlite", "raw-sqlite-floor",
+                                 "raw-sqlite-keyset"],
+            "open-chat": ["faultline", "faultline-defaults", "grdb", "grdb-query-interface", "raw-sqlite"],
+            "materialize-messages": ["faultline", "faultline-defaults", "grdb", "grdb-query-interface", "raw-sqlite", "raw-sqlite-floor"],
+        ]
+        var byName: [String: [String: [String: Any]]] = [:]
         for entry in cases {
+            let name = try #require(entry["name"] as? String)
             let variants = try #require(entry["variants"] as? [String: [String: Any]])
-            #expect(variants.keys.filter { ["faultline", "faultline-defaults", "grdb", "raw-sqlite"].contains($0) }.count == 4,
-                    "\(entry["name"] ?? "?"): \(variants.keys.sorted())")
+            #expect(Set(variants.keys) == expectedVariants[name], "\(name): \(variants.keys.sorted())")
             #expect(variants.values.allSatisfy { $0["xRaw"] is Double && $0["xGRDB"] is Double })
             #expect(entry["ratioOver"] as? String == "raw-sqlite")
+            let checks = try #require(entry["checks"] as? [[String: Any]])
+            #expect(checks.contains { ($0["check"] as? String)?.hasPrefix("faultline ≤ ") == true && ($0["check"] as? String)?.hasSuffix(" raw") == true },
+                    "\(name): \(checks)")
+            byName[name] = variants
         }
 
-        let list = try #require(cases.first)
-        let variants = try #require(list["variants"] as? [String: [String: Any]])
-        #expect(Set(variants.keys) == ["faultline", "raw-sqlite", "faultline-coredata", "faultline-defaults", "grdb"])
+        let variants = try #require(byName["chat-list"])
         let statements = try variants.mapValues { try #require($0["statements"] as? Int) }
         // Tuned: the first batch's rows with their last messages and senders joined, and the total in the same statement.
         #expect(statements["faultline"] == 1)
         #expect(statements["raw-sqlite"] == 1)
-        // GRDB: one statement, joins and a GROUP BY for the member count.
+        // Both GRDB peers: one statement, the raw peer's or the query interface's joins with a GROUP BY.
         #expect(statements["grdb"] == 1)
+        #expect(statements["grdb-query-interface"] == 1)
         // Core Data's tuned way: every ID, the batch's rows, one IN statement per prefetch level.
         #expect(statements["faultline-coredata"] == 4)
         // Defaults: the fetch, then per row a members fault and a last-message fault, and a sender fault for each
         // sender not already read.
         let defaults = try #require(statements["faultline-defaults"])
         #expect(defaults > 1 + 30 + 30 && defaults <= 1 + 30 * 3, "defaults ran \(defaults) statements")
-        #expect((list["speedup"] as? Double).map { $0 > 0 } == true)
-        #expect(list["speedupOver"] as? String == "grdb")
+        let list = try #require(cases.first)
         #expect(list["met"] is Bool)
 
-        let scroll = try #require(cases.dropFirst().first)
-        let scrollVariants = try #require(scroll["variants"] as? [String: [String: Any]])
-        #expect(Set(scrollVariants.keys) == ["faultline", "faultline-defaults", "grdb", "raw-sqlite"])
+        let scroll = try #require(byName["chat-list-scroll"])
         // 1,000 chats in batches of 20, windowed: the first batch with its total, 49 more batches, and the later IDs
-        // in three reads of growing size (160, 320, 640); the raw peer's 50 pages and the empty one after.
-        #expect(scrollVariants["faultline"]?["statements"] as? Int == 1 + 49 + 3)
-        #expect(scrollVariants["raw-sqlite"]?["statements"] as? Int == 51)
-        for (name, figures) in scrollVariants {
-            #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "peakMB", "rssFirstBatchMB", "rssLastBatchMB", "xRaw", "xGRDB"], "\(name)")
-            let first = try #require(figures["rssFirstBatchMB"] as? Double)
-            let last = try #require(figures["rssLastBatchMB"] as? Double)
+        // in three reads of growing size (160, 320, 640). The raw peer and GRDB do it the same way: the keys once,
+        // then 50 pages by key. The floor steps one statement; keyset pages are 50 and the empty one after.
+        #expect(scroll["faultline"]?["statements"] as? Int == 1 + 49 + 3)
+        #expect(scroll["raw-sqlite"]?["statements"] as? Int == 1 + 50)
+        #expect(scroll["grdb"]?["statements"] as? Int == 1 + 50)
+        #expect(scroll["raw-sqlite-floor"]?["statements"] as? Int == 1)
+        #expect(scroll["raw-sqlite-keyset"]?["statements"] as? Int == 51)
+        #expect(scroll["grdb-query-interface"]?["statements"] as? Int == 51)
+        for (name, figures) in scroll {
+            let first = try #require(figures["rssFirstBatchMB"] as? Double, "\(name)")
+            let last = try #require(figures["rssLastBatchMB"] as? Double, "\(name)")
             #expect(first > 1 && last > 1, "\(name): \(first) → \(last) MB")
         }
+        // Paging by key reads the list's keys in its order, then rows by key.
+        for name in ["raw-sqlite", "grdb"] {
+            let sql = try #require(scroll[name]?["sql"] as? [String], "\(name)")
+            #expect(sql.count == 2 && sql.last?.contains(" IN (") == true, "\(name): \(sql)")
+        }
+
+        // Materializing: every peer but the floor reads the 14 columns of a message row, as Faultline's fetch does.
+        let materialize = try #require(byName["materialize-messages"])
+        for name in ["faultline", "grdb", "raw-sqlite"] {
+            let sql = try #require(materialize[name]?["sql"] as? [String], "\(name)")
+            let select = try #require(sql.first, "\(name)")
+            let columns = select.components(separatedBy: " FROM ").first?.split(separator: ",").count
+            #expect(sql.count == 1 && columns == 14, "\(name): \(select)")
+        }
+        let floorSQL = try #require(materialize["raw-sqlite-floor"]?["sql"] as? [String])
+        #expect(floorSQL.first?.components(separatedBy: " FROM ").first?.split(separator: ",").count == 7, "\(floorSQL)")
+    }
+
+    /// The chat list's member counts: Faultline, the competent GRDB peer and the raw peer all read the count the
+    /// store keeps in `ZMEMBERSCOUNT` (its triggers keep it, whichever library writes); the query-interface GRDB peer
+    /// is the only one that computes it, with `COUNT` over the member table. Core Data's defaults read the members.
+    @Test func chatListPeersReadTheStoredMemberCount() throws {
+        let result = try FaultlineBinary.run(["bench", "--quick", "--json", "--case", "chat-list"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let entry = try #require((object["cases"] as? [[String: Any]])?.first)
+        let variants = try #require(entry["variants"] as? [String: [String: Any]])
+        let sql = try variants.mapValues { try #require($0["sql"] as? [String]) }
+        for name in ["faultline", "grdb", "raw-sqlite"] {
+            let statements = try #require(sql[name])
+            #expect(statements.count == 1, "\(name): \(statements)")
+            #expect(statements.allSatisfy { $0.contains("ZMEMBERSCOUNT") && !$0.contains("ZCHATMEMBER") }, "\(name): \(statements)")
+        }
+        // GRDB's statement is the raw peer's, word for word.
+        #expect(sql["grdb"] == sql["raw-sqlite"])
+        let computing = sql.filter { _, statements in
+            statements.contains { $0.uppercased().contains("COUNT(") && $0.contains("ZCHATMEMBER") }
+        }
+        #expect(Set(computing.keys) == ["grdb-query-interface"], "\(computing)")
+        #expect(sql["faultline-defaults"]?.contains { $0.contains("FROM ZCHATMEMBER") && !$0.uppercased().contains("COUNT(") } == true)
     }
 
     /// `add-message` and `startup` on the quick chat store: the largest chat and a small one take the same statements
