@@ -120,8 +120,8 @@ final class ChatListCases {
             [try GRDBChatReader.chatListScreen(db, rows: rows).rows, try GRDBChatSQL.chatListScreen(db, sql: screenSQL).rows]
         }
         guard screens.allSatisfy({ $0 == expected }) else { throw BenchmarkError("the GRDB reads gave \(screens) rows, expected \(expected)") }
-        let grdb = reader.variant(VariantName.grdb) { db in try GRDBChatSQL.chatListScreen(db, sql: screenSQL).checksum }
-        let queryInterface = reader.variant(VariantName.grdbQueryInterface) { db in try GRDBChatReader.chatListScreen(db, rows: rows).checksum }
+        let grdb = reader.variant(VariantName.grdb, scope: .asRaw) { db in try GRDBChatSQL.chatListScreen(db, sql: screenSQL).checksum }
+        let queryInterface = reader.variant(VariantName.grdbQueryInterface, scope: .ownTransaction) { db in try GRDBChatReader.chatListScreen(db, rows: rows).checksum }
         return PreparedCase(
             name: BenchmarkCaseName.chatList.rawValue,
             goals: [.ratio(tuned.name, over: grdb.name, atMost: 1.1), .ratio(tuned.name, over: raw.name, atMost: 1.3),

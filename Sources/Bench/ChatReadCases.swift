@@ -108,8 +108,8 @@ final class ChatReadCases {
         guard grdbChecks.allSatisfy({ $0.rows == shown.rows.count }) else {
             throw BenchmarkError("the GRDB reads gave \(grdbChecks.map(\.rows)) messages, expected \(shown.rows.count)")
         }
-        let grdb = reader.variant(VariantName.grdb) { db in try GRDBChatSQL.openChat(db, sql: openChatSQL, chat: key).checksum }
-        let queryInterface = reader.variant(VariantName.grdbQueryInterface) { db in
+        let grdb = reader.variant(VariantName.grdb, scope: .asRaw) { db in try GRDBChatSQL.openChat(db, sql: openChatSQL, chat: key).checksum }
+        let queryInterface = reader.variant(VariantName.grdbQueryInterface, scope: .ownTransaction) { db in
             try GRDBChatReader.openChat(db, chat: key, limit: limit).checksum
         }
 
@@ -228,17 +228,24 @@ final class ChatReadCases {
         }
 
         let reader = try store.grdb()
-        /// A GRDB variant that reads the messages into an array with `fetch`, then hashes them.
-        func grdbVariant(_ name: String, _ fetch: @escaping (Database) throws -> [MessageValues]) throws -> BenchmarkVariant {
+        /// A GRDB variant that reads the messages into an array with `fetch` in `scope`, then hashes them.
+        func grdbVariant(_ name: String, scope: GRDBReadVariant.Scope,
+                         _ fetch: @escaping (Database) throws -> [MessageValues]) throws -> BenchmarkVariant {
+            func run<T>(_ work: (Database) throws -> T) throws -> T {
+                switch scope {
+                case .ownTransaction: try reader.queue.read(work)
+                case .asRaw: try reader.queue.inDatabase(work)
+                }
+            }
             // Counted after a first read: GRDB reads the schema on a connection's first use of a table.
-            _ = try reader.read(fetch)
-            let (_, statements, sql) = try reader.queue.read { db in try GRDBPeer.recording(db) { try fetch(db) } }
+            _ = try run(fetch)
+            let (_, statements, sql) = try run { db in try GRDBPeer.recording(db) { try fetch(db) } }
             guard statements == 1 else { throw BenchmarkError("\(name) ran \(statements) statements, expected 1") }
             return BenchmarkVariant(name: name) { stopwatch in
                 let memory = MemoryBaseline()
                 var read = 0
                 let checksum = try stopwatch.time { () throws -> Int64 in
-                    let messages = try reader.read(fetch)
+                    let messages = try run(fetch)
                     var hash = FNV1a()
                     for message in messages { message.mix(into: &hash) }
                     read = messages.count
@@ -251,10 +258,10 @@ final class ChatReadCases {
             }
         }
         let storedSQL = try names.storedSQL(model: coordinator.model)
-        let grdb = try grdbVariant(VariantName.grdb) { db in
+        let grdb = try grdbVariant(VariantName.grdb, scope: .asRaw) { db in
             try GRDBChatSQL.messages(db, sql: storedSQL, count: count).map(MessageValues.init)
         }
-        let queryInterface = try grdbVariant(VariantName.grdbQueryInterface) { db in
+        let queryInterface = try grdbVariant(VariantName.grdbQueryInterface, scope: .ownTransaction) { db in
             try GRDBChatReader.messages(db, count: count).map(MessageValues.init)
         }
 

@@ -286,9 +286,9 @@ final class GRDBChatReader {
         queue = try GRDBPeer.queue(path: path, readOnly: true)
     }
 
-    /// A variant named `name` timing `read` (statements counted on its first run).
-    func variant(_ name: String, _ read: @escaping (Database) throws -> Int64) -> BenchmarkVariant {
-        GRDBReadVariant(name: name, queue: queue, read: read).variant
+    /// A variant named `name` timing `read` (statements counted on its first run) in `scope`.
+    func variant(_ name: String, scope: GRDBReadVariant.Scope, _ read: @escaping (Database) throws -> Int64) -> BenchmarkVariant {
+        GRDBReadVariant(name: name, queue: queue, scope: scope, read: read).variant
     }
 
     /// Runs `work` in one read transaction.

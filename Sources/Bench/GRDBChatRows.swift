@@ -79,14 +79,15 @@ enum GRDBChatSQL {
     }
 
     /// The whole chat list the way Faultline's batched fetch walks it: every key in the list's order read once,
-    /// then `batch` rows at a time by key (`IN`), each page in its own read as an app fetches a page when it is
-    /// shown, put back in the list's order. `afterPage` hears each page's number as it is hashed. With `recording`,
+    /// then `batch` rows at a time by key (`IN`), each page read when it is reached as an app reads a page when it
+    /// is shown, put back in the list's order. Each statement runs as the raw peer's do, in SQLite's implicit
+    /// transaction (`inDatabase`). `afterPage` hears each page's number as it is hashed. With `recording`,
     /// the statements are counted and their SQL kept (transaction control left out, as GraphStore's counters
     /// leave it out).
     static func scrollByKeys(_ queue: DatabaseQueue, columns: ChatListColumns, batch: Int, recording: Bool,
                              afterPage: (Int) -> Void) throws -> GRDBChatReader.Scroll {
         func scroll() throws -> GRDBChatReader.Scroll {
-            let keys = try queue.read { db in try Int64.fetchAll(db.cachedStatement(sql: columns.orderedKeysSQL)) }
+            let keys = try queue.inDatabase { db in try Int64.fetchAll(db.cachedStatement(sql: columns.orderedKeysSQL)) }
             let pageSQL = columns.rowsByKeySQL(count: batch)
             var hash = FNV1a()
             var pages = 0
@@ -96,7 +97,7 @@ enum GRDBChatSQL {
                 // Always `batch` places, so one cached statement serves every page; NULL matches no key.
                 var values: [Int64?] = Array(page)
                 values.append(contentsOf: repeatElement(nil, count: batch - page.count))
-                let records = try queue.read { db in try ChatPageRecord.fetchAll(db.cachedStatement(sql: pageSQL), arguments: StatementArguments(values)) }
+                let records = try queue.inDatabase { db in try ChatPageRecord.fetchAll(db.cachedStatement(sql: pageSQL), arguments: StatementArguments(values)) }
                 var rows: [Int64: ChatRow] = [:]
                 rows.reserveCapacity(records.count)
                 for record in records { rows[record.key] = record.row }

@@ -69,28 +69,46 @@ enum GRDBPeer {
     }
 }
 
-/// A GRDB variant that reads: each run times `read` in one read transaction on `queue`; the first run also counts
-/// its statements and records their SQL, untimed, before the timed one.
+/// A GRDB variant that reads: each run times `read` on `queue`; the first run also counts its statements and records
+/// their SQL, untimed, before the timed one.
+///
+/// `scope` says how: `.ownTransaction` wraps each run in `queue.read` (a transaction of its own, as GRDB's
+/// documentation reads), `.asRaw` runs it in `queue.inDatabase`, each statement in SQLite's implicit transaction,
+/// as the raw peer runs its statements, so that the two differ only in the library.
 final class GRDBReadVariant {
+    enum Scope {
+        case ownTransaction
+        case asRaw
+    }
+
     private let name: String
     private let queue: DatabaseQueue
+    private let scope: Scope
     private let read: (Database) throws -> Int64
     private var counted: (statements: Int, sql: [String])?
 
-    init(name: String = VariantName.grdb, queue: DatabaseQueue, read: @escaping (Database) throws -> Int64) {
+    init(name: String = VariantName.grdb, queue: DatabaseQueue, scope: Scope = .ownTransaction, read: @escaping (Database) throws -> Int64) {
         self.name = name
         self.queue = queue
+        self.scope = scope
         self.read = read
+    }
+
+    private func run<T>(_ work: (Database) throws -> T) throws -> T {
+        switch scope {
+        case .ownTransaction: try queue.read(work)
+        case .asRaw: try queue.inDatabase(work)
+        }
     }
 
     var variant: BenchmarkVariant {
         BenchmarkVariant(name: name) { [self] stopwatch in
-            let counted = try self.counted ?? queue.read { db in
+            let counted = try self.counted ?? run { db in
                 let (_, statements, sql) = try GRDBPeer.recording(db) { try read(db) }
                 return (statements, sql)
             }
             self.counted = counted
-            let checksum = try stopwatch.time { try queue.read { db in try read(db) } }
+            let checksum = try stopwatch.time { try run(read) }
             return RunOutcome(checksum: checksum, statements: counted.statements, sql: stopwatch.recordsSQL ? counted.sql : nil)
         }
     }
