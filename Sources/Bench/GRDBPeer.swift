@@ -36,20 +36,22 @@ enum GRDBPeer {
     }
 }
 
-/// A `grdb` variant that reads: each run times `read` in one read transaction on `queue`; the first run also counts
-/// its statements, untimed, before the timed one.
+/// A GRDB variant that reads (`grdb` unless named otherwise): each run times `read` in one read transaction on
+/// `queue`; the first run also counts its statements, untimed, before the timed one.
 final class GRDBReadVariant {
+    private let name: String
     private let queue: DatabaseQueue
     private let read: (Database) throws -> Int64
     private var statements: Int?
 
-    init(queue: DatabaseQueue, read: @escaping (Database) throws -> Int64) {
+    init(name: String = VariantName.grdb, queue: DatabaseQueue, read: @escaping (Database) throws -> Int64) {
+        self.name = name
         self.queue = queue
         self.read = read
     }
 
     var variant: BenchmarkVariant {
-        BenchmarkVariant(name: VariantName.grdb) { [self] stopwatch in
+        BenchmarkVariant(name: name) { [self] stopwatch in
             if statements == nil {
                 let (_, counted) = try queue.read { db in try GRDBPeer.counting(db) { try read(db) } }
                 statements = counted
