@@ -479,21 +479,23 @@ final class SharedStore {
         let select = try connection.prepare("SELECT \(columns.selectList) FROM \(columns.table) WHERE Z_PK = ?")
         return BenchmarkVariant(name: VariantName.raw) { stopwatch in
             var statements = 0
-            let sum = try stopwatch.time { () throws -> Int64 in
-                var sum: Int64 = 0
-                for key in keys {
-                    select.reset()
-                    select.bind(key, at: 1)
-                    statements += 1
-                    while try select.step() {
-                        let row = ItemColumns.read(select)
-                        if case .integer(let score) = row[ItemColumns.scoreOffset] { sum &+= score }
+            let (sum, sql) = try connection.recording(if: stopwatch.recordsSQL) {
+                try stopwatch.time { () throws -> Int64 in
+                    var sum: Int64 = 0
+                    for key in keys {
+                        select.reset()
+                        select.bind(key, at: 1)
+                        statements += 1
+                        while try select.step() {
+                            let row = ItemColumns.read(select)
+                            if case .integer(let score) = row[ItemColumns.scoreOffset] { sum &+= score }
+                        }
                     }
+                    select.reset()
+                    return sum
                 }
-                select.reset()
-                return sum
             }
-            return RunOutcome(checksum: sum, statements: statements)
+            return RunOutcome(checksum: sum, statements: statements, sql: sql)
         }
     }
 

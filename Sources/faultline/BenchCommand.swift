@@ -7,14 +7,16 @@ import GraphStore
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Time Faultline's reads and writes beside GRDB records and the raw SQLite C API doing the same work.",
+        abstract: "Time Faultline's reads and writes beside GRDB and the raw SQLite C API doing the same work.",
         discussion: """
             Each case runs its variants once to warm up (checking that their outputs agree), then several times \
             each, interleaved: 5 runs, or 2 with --quick. The variants: faultline (tuned), faultline-coredata \
             (tuned only as Core Data allows), faultline-defaults (Core Data's defaults), grdb (GRDB written for \
             speed: hand-written SQL from its statement cache, rows read by column index), grdb-query-interface \
             (GRDB as its documentation introduces it: Codable records and associations), raw-sqlite (the C API by \
-            hand, doing what Faultline does) and raw-sqlite-floor (the least work that gives the same answer). The \
+            hand, doing what Faultline does) and raw-sqlite-floor (the least work that gives the same answer); a few \
+            cases add peers named for what they do (dictionary, raw-sqlite-keyset, raw-sqlite-subqueries, \
+            object-by-object). The \
             report gives each variant's median, minimum and maximum time, its SQL statements, its median over \
             raw-sqlite's and over grdb's, and each case's goals with what was measured; with --json, also the SQL \
             each variant ran on its warm-up run, where it records it.

@@ -51,13 +51,23 @@ import Testing
             let variants = try #require(entry["variants"] as? [String: [String: Any]])
             #expect(Set(variants.keys) == expectedVariants[name], "\(name): \(variants.keys.sorted())")
             for (variant, figures) in variants {
-                #expect(Set(figures.keys) == ["ms", "minMs", "maxMs", "statements", "xRaw", "xGRDB"], "\(name)/\(variant)")
+                // The read peers that run SQL also report the statements they ran.
+                let recordsSQL = name != "insert-save" && ["grdb", "grdb-query-interface", "raw-sqlite"].contains(variant)
+                #expect(Set(figures.keys) == Set(["ms", "minMs", "maxMs", "statements", "xRaw", "xGRDB"] + (recordsSQL ? ["sql"] : [])),
+                        "\(name)/\(variant)")
                 #expect((figures["xRaw"] as? Double).map { $0 > 0 } == true, "\(name)/\(variant)")
                 let median = try #require(figures["ms"] as? Double)
                 let minimum = try #require(figures["minMs"] as? Double)
                 let maximum = try #require(figures["maxMs"] as? Double)
                 #expect(minimum <= median && median <= maximum, "\(name)/\(variant)")
                 statements[name, default: [:]][variant] = try #require(figures["statements"] as? Int)
+            }
+            // The fast GRDB peer runs the raw peer's very statement; the query interface its own.
+            if name != "insert-save" {
+                let grdbSQL = try #require(variants["grdb"]?["sql"] as? [String])
+                #expect(grdbSQL.count == 1 && grdbSQL == variants["raw-sqlite"]?["sql"] as? [String], "\(name): \(grdbSQL)")
+                #expect(grdbSQL.first?.hasSuffix("WHERE Z_PK = ?") == true)
+                #expect(variants["grdb-query-interface"]?["sql"] as? [String] != grdbSQL)
             }
             // The headline ratio is the first variant's median over the named peer's.
             let first = try #require(variants["faultline"]?["ms"] as? Double)
