@@ -78,19 +78,8 @@ final class ChatListCases {
         }
         let raw = BenchmarkVariant(name: VariantName.raw) { stopwatch in
             let select = store.screen
-            var count = 0
-            let (checksum, sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
-                try stopwatch.time { () throws -> Int64 in
-                    var hash = FNV1a()
-                    select.reset()
-                    while try select.step() {
-                        ChatRow.raw(select, from: 0).mix(into: &hash)
-                        count += 1
-                    }
-                    select.reset()
-                    hash.mix(Int64(count))
-                    return hash.value
-                }
+            let ((checksum, count), sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
+                try stopwatch.time { try select.fingerprintRows { ChatRow.raw(select, from: 0).mix(into: &$0) } }
             }
             guard count == min(rows, store.chatCount) else {
                 throw BenchmarkError("the raw peer read \(count) rows, expected \(min(rows, store.chatCount))")
@@ -263,23 +252,16 @@ final class ChatListCases {
         }
 
         let floor = BenchmarkVariant(name: VariantName.rawFloor) { stopwatch in
-            var rows = 0
             var memory = ScrollMemory()
             let select = store.wholeList
             ProcessMemory.resetPeak()
-            let (checksum, sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
-                try stopwatch.time { () throws -> Int64 in
-                    var hash = FNV1a()
-                    select.reset()
-                    while try select.step() {
-                        ChatRow.raw(select, from: 0).mix(into: &hash)
-                        rows += 1
+            let ((checksum, rows), sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
+                try stopwatch.time { () throws -> (Int64, Int) in
+                    let read = try select.fingerprintRows({ ChatRow.raw(select, from: 0).mix(into: &$0) }, afterRow: { rows in
                         if rows == batch { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
-                    }
-                    select.reset()
+                    })
                     memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
-                    hash.mix(Int64(rows))
-                    return hash.value
+                    return read
                 }
             }
             guard rows == expected else { throw BenchmarkError("the raw peer read \(rows) rows, expected \(expected)") }

@@ -114,19 +114,8 @@ final class ChatReadCases {
         }
 
         let raw = BenchmarkVariant(name: VariantName.raw) { stopwatch in
-            var count = 0
-            let (checksum, sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
-                try stopwatch.time { () throws -> Int64 in
-                    var hash = FNV1a()
-                    select.reset()
-                    while try select.step() {
-                        MessageRow(select).mix(into: &hash)
-                        count += 1
-                    }
-                    select.reset()
-                    hash.mix(Int64(count))
-                    return hash.value
-                }
+            let ((checksum, count), sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
+                try stopwatch.time { try select.fingerprintRows { MessageRow(select).mix(into: &$0) } }
             }
             guard count == shown.rows.count else { throw BenchmarkError("read \(count) messages, expected \(shown.rows.count)") }
             return RunOutcome(checksum: checksum, statements: 1, sql: sql)
@@ -288,19 +277,8 @@ final class ChatReadCases {
         }
         let floor = BenchmarkVariant(name: VariantName.rawFloor) { stopwatch in
             let memory = MemoryBaseline()
-            var read = 0
-            let (checksum, sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
-                try stopwatch.time { () throws -> Int64 in
-                    var hash = FNV1a()
-                    select.reset()
-                    while try select.step() {
-                        MessageValues(select).mix(into: &hash)
-                        read += 1
-                    }
-                    select.reset()
-                    hash.mix(Int64(read))
-                    return hash.value
-                }
+            let ((checksum, read), sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
+                try stopwatch.time { try select.fingerprintRows { MessageValues(select).mix(into: &$0) } }
             }
             guard read == count else { throw BenchmarkError("read \(read) messages, expected \(count)") }
             return memory.outcome(checksum: checksum, statements: 1, sql: sql)

@@ -160,6 +160,23 @@ final class RawStatement {
         while try step() {}
     }
 
+    /// Steps from the first row to the last, mixing each into one fingerprint with `mix` (which reads the current
+    /// row's columns), then the number of rows; `afterRow` hears each row's count as it is read. Leaves the statement
+    /// reset.
+    func fingerprintRows(_ mix: (inout FNV1a) -> Void, afterRow: (Int) -> Void = { _ in }) throws(BenchmarkError) -> (checksum: Int64, rows: Int) {
+        var hash = FNV1a()
+        var rows = 0
+        reset()
+        defer { reset() }
+        while try step() {
+            mix(&hash)
+            rows += 1
+            afterRow(rows)
+        }
+        hash.mix(Int64(rows))
+        return (hash.value, rows)
+    }
+
     // MARK: columns
 
     var columnCount: Int32 { sqlite3_column_count(handle) }
