@@ -217,9 +217,10 @@ final class ChatReadCases {
         }
 
         let reader = try store.grdb()
-        /// A GRDB variant that reads the messages into an array with `fetch` in `scope`, then hashes them.
-        func grdbVariant(_ name: String, scope: GRDBReadVariant.Scope,
-                         _ fetch: @escaping (Database) throws -> [MessageValues]) throws -> BenchmarkVariant {
+        /// A GRDB variant that reads the messages into an array with `fetch` in `scope`, then hashes them as
+        /// `MessageValues`.
+        func grdbVariant<Message>(_ name: String, scope: GRDBReadVariant.Scope, _ fetch: @escaping (Database) throws -> [Message],
+                                  values: @escaping (Message) -> MessageValues) throws -> BenchmarkVariant {
             func run<T>(_ work: (Database) throws -> T) throws -> T {
                 switch scope {
                 case .ownTransaction: try reader.queue.read(work)
@@ -236,7 +237,7 @@ final class ChatReadCases {
                 let checksum = try stopwatch.time { () throws -> Int64 in
                     let messages = try run(fetch)
                     var hash = FNV1a()
-                    for message in messages { message.mix(into: &hash) }
+                    for message in messages { values(message).mix(into: &hash) }
                     read = messages.count
                     hash.mix(Int64(read))
                     return hash.value
@@ -247,12 +248,10 @@ final class ChatReadCases {
             }
         }
         let storedSQL = try names.storedSQL(model: coordinator.model)
-        let grdb = try grdbVariant(VariantName.grdb, scope: .asRaw) { db in
-            try GRDBChatSQL.messages(db, sql: storedSQL, count: count).map(MessageValues.init)
-        }
-        let queryInterface = try grdbVariant(VariantName.grdbQueryInterface, scope: .ownTransaction) { db in
-            try GRDBChatReader.messages(db, count: count).map(MessageValues.init)
-        }
+        let grdb = try grdbVariant(VariantName.grdb, scope: .asRaw, { db in try GRDBChatSQL.messages(db, sql: storedSQL, count: count) },
+                                   values: MessageValues.init)
+        let queryInterface = try grdbVariant(VariantName.grdbQueryInterface, scope: .ownTransaction,
+                                             { db in try GRDBChatReader.messages(db, count: count) }, values: MessageValues.init)
 
         let stored = try store.raw.prepare(storedSQL)
         stored.bind(Int64(count), at: 1)

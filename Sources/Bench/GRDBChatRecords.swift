@@ -296,11 +296,6 @@ final class GRDBChatReader {
         try queue.read(work)
     }
 
-    /// Runs `work` in one read transaction, counting the statements it runs.
-    func countingRead<T>(_ work: (Database) throws -> T) throws -> (T, statements: Int) {
-        try queue.read { db in try GRDBPeer.counting(db) { try work(db) } }
-    }
-
     // MARK: chat list
 
     /// The chat list: every chat with its member count (`annotated(with:)`), its last message and that message's
