@@ -102,14 +102,13 @@ final class ChatReadCases {
         let reader = try store.grdb()
         let key = chat.id.primaryKey
         let openChatSQL = names.openChatSQL(limit: limit)
-        let grdbChecks = try reader.read { db in
-            [try GRDBChatReader.openChat(db, chat: key, limit: limit), try GRDBChatSQL.openChat(db, sql: openChatSQL, chat: key)]
-        }
+        let grdbChecks = [try reader.read { db in try GRDBChatReader.openChat(db, chat: key, limit: limit) },
+                          try reader.readHandWritten { db in try GRDBChatSQL.openChat(db, sql: openChatSQL, chat: key) }]
         guard grdbChecks.allSatisfy({ $0.rows == shown.rows.count }) else {
             throw BenchmarkError("the GRDB reads gave \(grdbChecks.map(\.rows)) messages, expected \(shown.rows.count)")
         }
-        let grdb = reader.variant(VariantName.grdb, scope: .asRaw) { db in try GRDBChatSQL.openChat(db, sql: openChatSQL, chat: key).checksum }
-        let queryInterface = reader.variant(VariantName.grdbQueryInterface, scope: .ownTransaction) { db in
+        let grdb = reader.handWrittenVariant { db in try GRDBChatSQL.openChat(db, sql: openChatSQL, chat: key).checksum }
+        let queryInterface = reader.queryInterfaceVariant { db in
             try GRDBChatReader.openChat(db, chat: key, limit: limit).checksum
         }
 
@@ -223,8 +222,8 @@ final class ChatReadCases {
                                   values: @escaping (Message) -> MessageValues) throws -> BenchmarkVariant {
             func run<T>(_ work: (Database) throws -> T) throws -> T {
                 switch scope {
-                case .ownTransaction: try reader.queue.read(work)
-                case .asRaw: try reader.queue.inDatabase(work)
+                case .ownTransaction: try reader.read(work)
+                case .asRaw: try reader.readHandWritten(work)
                 }
             }
             // Counted after a first read: GRDB reads the schema on a connection's first use of a table.
@@ -277,7 +276,7 @@ final class ChatReadCases {
         let floor = BenchmarkVariant(name: VariantName.rawFloor) { stopwatch in
             let memory = MemoryBaseline()
             let ((checksum, read), sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
-                try stopwatch.time { try select.fingerprintRows { MessageValues(select).mix(into: &$0) } }
+                try stopwatch.time { try select.fingerprintRows { MessageValues.mixRaw(select, into: &$0) } }
             }
             guard read == count else { throw BenchmarkError("read \(read) messages, expected \(count)") }
             return memory.outcome(checksum: checksum, statements: 1, sql: sql)
@@ -425,17 +424,6 @@ struct MessageValues {
         sender = record.senderID
     }
 
-    /// From the raw statement's columns: Z_PK, text, sentAt, kind, isEdited, chat, sender.
-    init(_ statement: RawStatement) {
-        id = statement.int64(0)
-        text = statement.string(1)
-        sentAt = statement.double(2)
-        kind = statement.int64(3)
-        isEdited = statement.int64(4) != 0
-        chat = statement.isNull(5) ? nil : statement.int64(5)
-        sender = statement.isNull(6) ? nil : statement.int64(6)
-    }
-
     func mix(into hash: inout FNV1a) {
         hash.mix(id)
         hash.mix(text: text)
@@ -444,6 +432,18 @@ struct MessageValues {
         hash.mix(isEdited ? 1 : 0)
         hash.mix(chat ?? -1)
         hash.mix(sender ?? -1)
+    }
+
+    /// Mixes the floor's row (Z_PK, text, sentAt, kind, isEdited, chat, sender: `MessageColumns.materializeSQL`) into
+    /// `hash` as `mix(into:)` mixes the same values, without making them or the text's string: the least work.
+    static func mixRaw(_ statement: RawStatement, into hash: inout FNV1a) {
+        hash.mix(statement.int64(0))
+        statement.mixText(1, into: &hash, nullAsEmpty: true)
+        hash.mix(bits: statement.double(2))
+        hash.mix(statement.int64(3))
+        hash.mix(statement.int64(4) != 0 ? 1 : 0)
+        hash.mix(statement.isNull(5) ? -1 : statement.int64(5))
+        hash.mix(statement.isNull(6) ? -1 : statement.int64(6))
     }
 }
 

@@ -277,23 +277,39 @@ struct OpenChatItem: Decodable, FetchableRecord {
 
 /// A read-only GRDB queue on the chat store, and the reads the `grdb-query-interface` variants time, each written as
 /// GRDB's documentation shows: a query-interface request built from the records' associations, decoded into a
-/// `FetchableRecord`. (The `grdb` variants' reads are `GRDBChatSQL`'s, on the same queue.)
+/// `FetchableRecord`; and a second queue for the `grdb` variants, whose reads are `GRDBChatSQL`'s.
 final class GRDBChatReader {
+    /// The `grdb-query-interface` variants' connection.
     let queue: DatabaseQueue
+    /// The `grdb` variants' own connection: each peer has its own, as the raw peer has, so that the query
+    /// interface's scans never evict the other's pages from SQLite's cache.
+    let handWrittenQueue: DatabaseQueue
 
     init(path: String, names: SchemaNames, columns: ChatListColumns) throws {
         try GRDBChatSchema.verify(names, columns: columns)
         queue = try GRDBPeer.queue(path: path, readOnly: true)
+        handWrittenQueue = try GRDBPeer.queue(path: path, readOnly: true)
     }
 
-    /// A variant named `name` timing `read` (statements counted on its first run) in `scope`.
-    func variant(_ name: String, scope: GRDBReadVariant.Scope, _ read: @escaping (Database) throws -> Int64) -> BenchmarkVariant {
-        GRDBReadVariant(name: name, queue: queue, scope: scope, read: read).variant
+    /// A `grdb` variant timing `read` on `handWrittenQueue`, each statement in SQLite's implicit transaction as the
+    /// raw peer runs its own (statements counted on its first run).
+    func handWrittenVariant(_ read: @escaping (Database) throws -> Int64) -> BenchmarkVariant {
+        GRDBReadVariant(name: VariantName.grdb, queue: handWrittenQueue, scope: .asRaw, read: read).variant
     }
 
-    /// Runs `work` in one read transaction.
+    /// A `grdb-query-interface` variant timing `read` on `queue`, in `queue.read` as GRDB's documentation reads.
+    func queryInterfaceVariant(_ read: @escaping (Database) throws -> Int64) -> BenchmarkVariant {
+        GRDBReadVariant(name: VariantName.grdbQueryInterface, queue: queue, scope: .ownTransaction, read: read).variant
+    }
+
+    /// Runs `work` in one read transaction on the query interface's queue.
     func read<T>(_ work: (Database) throws -> T) throws -> T {
         try queue.read(work)
+    }
+
+    /// Runs `work` on the `grdb` variants' queue, outside any transaction of GRDB's.
+    func readHandWritten<T>(_ work: (Database) throws -> T) throws -> T {
+        try handWrittenQueue.inDatabase(work)
     }
 
     // MARK: chat list

@@ -55,27 +55,38 @@ extension StoredMessage: FetchableRecord {
 
 /// The hand-written reads of the `grdb` chat variants.
 enum GRDBChatSQL {
+    // Arguments are set unchecked: each statement's placeholders are known, and GRDB's checked path validates them
+    // on every call. Rows the raw peer hashes as it steps are hashed from a cursor as they come.
+
     /// The first screen of the chat list: `sql` (`ChatListColumns.screenSQL`), hashed as `ChatRow`s.
     static func chatListScreen(_ db: Database, sql: String) throws -> (checksum: Int64, rows: Int) {
-        let rows = try ChatListRecord.fetchAll(db.cachedStatement(sql: sql))
-        var hash = FNV1a()
-        for record in rows { record.row.mix(into: &hash) }
-        hash.mix(Int64(rows.count))
-        return (hash.value, rows.count)
+        try fingerprint(ChatListRecord.fetchCursor(db.cachedStatement(sql: sql))) { $0.row.mix(into: &$1) }
     }
 
     /// An open chat: `sql` (`MessageColumns.openChatSQL`) for the chat keyed `chat`, hashed as `MessageRow`s.
     static func openChat(_ db: Database, sql: String, chat: Int64) throws -> (checksum: Int64, rows: Int) {
-        let rows = try OpenChatRecord.fetchAll(db.cachedStatement(sql: sql), arguments: [chat])
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments([chat])
+        return try fingerprint(OpenChatRecord.fetchCursor(statement)) { $0.row.mix(into: &$1) }
+    }
+
+    /// Every record of `cursor` mixed into one fingerprint by `mix`, then their number.
+    private static func fingerprint<Record>(_ cursor: RecordCursor<Record>, _ mix: (Record, inout FNV1a) -> Void) throws -> (checksum: Int64, rows: Int) {
         var hash = FNV1a()
-        for record in rows { record.row.mix(into: &hash) }
-        hash.mix(Int64(rows.count))
-        return (hash.value, rows.count)
+        var rows = 0
+        while let record = try cursor.next() {
+            mix(record, &hash)
+            rows += 1
+        }
+        hash.mix(Int64(rows))
+        return (hash.value, rows)
     }
 
     /// The first `count` messages by key, every stored column, into an array of structs.
     static func messages(_ db: Database, sql: String, count: Int) throws -> [StoredMessage] {
-        try StoredMessage.fetchAll(db.cachedStatement(sql: sql), arguments: [count])
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments([count])
+        return try StoredMessage.fetchAll(statement)
     }
 
     /// The whole chat list the way Faultline's batched fetch walks it: every key in the list's order read once,
@@ -91,16 +102,21 @@ enum GRDBChatSQL {
             let pageSQL = columns.rowsByKeySQL(count: batch)
             var hash = FNV1a()
             var pages = 0
+            var rows: [Int64: ChatRow] = [:]
+            rows.reserveCapacity(batch)
             var start = keys.startIndex
             while start < keys.endIndex {
                 let page = keys[start..<min(start + batch, keys.endIndex)]
                 // Always `batch` places, so one cached statement serves every page; NULL matches no key.
                 var values: [Int64?] = Array(page)
                 values.append(contentsOf: repeatElement(nil, count: batch - page.count))
-                let records = try queue.inDatabase { db in try ChatPageRecord.fetchAll(db.cachedStatement(sql: pageSQL), arguments: StatementArguments(values)) }
-                var rows: [Int64: ChatRow] = [:]
-                rows.reserveCapacity(records.count)
-                for record in records { rows[record.key] = record.row }
+                rows.removeAll(keepingCapacity: true)
+                try queue.inDatabase { db in
+                    let statement = try db.cachedStatement(sql: pageSQL)
+                    statement.setUncheckedArguments(StatementArguments(values))
+                    let records = try ChatPageRecord.fetchCursor(statement)
+                    while let record = try records.next() { rows[record.key] = record.row }
+                }
                 for key in page {
                     guard let row = rows[key] else { throw BenchmarkError("GRDB read no row for chat \(key)") }
                     row.mix(into: &hash)

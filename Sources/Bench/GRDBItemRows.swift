@@ -48,7 +48,9 @@ enum GRDBItemRows {
         let select = try db.cachedStatement(sql: sql)
         var sum: Int64 = 0
         for key in keys {
-            guard let item = try ItemRow.fetchOne(select, arguments: [key]) else { throw BenchmarkError("GRDB found no item \(key)") }
+            // The one argument is known to fit the statement: set unchecked, as `insertAll` sets its arguments.
+            select.setUncheckedArguments([key])
+            guard let item = try ItemRow.fetchOne(select) else { throw BenchmarkError("GRDB found no item \(key)") }
             if let score = item.score { sum &+= score }
         }
         return sum

@@ -114,7 +114,8 @@ final class GraphCases {
     /// 10,000 faults with an empty row cache. Tuned, Faultline reads each fault's unread siblings with it, 100 rows a
     /// statement; with Core Data's defaults each fault is one SELECT by primary key, the very statement the raw peer
     /// steps itself and `grdb` runs from GRDB's statement cache; `grdb-query-interface` reads each Codable record
-    /// with `fetchOne(db, key:)`. Every peer reads all its keys in one read transaction.
+    /// with `fetchOne(db, key:)`. Each statement runs in SQLite's implicit transaction, as each fault reads its row,
+    /// except `grdb-query-interface`'s, which read in one `queue.read` as GRDB's documentation reads.
     private func faultFromSQLite() throws -> PreparedCase {
         let store = try sharedStore()
         try GRDBItemRecords.verify(store.columns)
@@ -393,7 +394,7 @@ final class SharedStore {
     let itemIDs: [ObjectID]
     let columns: ItemColumns
     /// The peers' connections, opened when a case first needs them.
-    private var grdbQueue: DatabaseQueue?
+    private var grdbQueues: [String: DatabaseQueue] = [:]
     private var rawConnection: RawConnection?
 
     init(path: String, model: ObjectModel, rows: ItemRows, groupCount: Int, opened: (PersistentStoreCoordinator) -> Void) throws {
@@ -447,7 +448,7 @@ final class SharedStore {
         let select = GRDBItemRows.selectByKey(columns)
         // Each SELECT in SQLite's implicit transaction, as the raw peer steps it (and as each of Faultline's faults
         // reads its row).
-        return GRDBReadVariant(queue: try grdbPeerQueue(), scope: .asRaw) { db in
+        return GRDBReadVariant(queue: try grdbPeerQueue(VariantName.grdb), scope: .asRaw) { db in
             try GRDBItemRows.sumScores(of: keys, select: select, in: db)
         }.variant
     }
@@ -455,7 +456,7 @@ final class SharedStore {
     /// The `grdb-query-interface` peer of a read case: `ItemRecord.fetchOne(db, key:)` (Codable) for each key, in
     /// one read, as GRDB's documentation introduces reading a record by key.
     func grdbQueryInterfaceVariant(keys: [Int64]) throws -> BenchmarkVariant {
-        let queue = try grdbPeerQueue()
+        let queue = try grdbPeerQueue(VariantName.grdbQueryInterface)
         // GRDB learns the table's primary key on its first request; learned here, the count is the same every run.
         _ = try queue.read { db in try GRDBItemRecords.sumScores(of: Array(keys.prefix(1)), in: db) }
         return GRDBReadVariant(name: VariantName.grdbQueryInterface, queue: queue, scope: .ownTransaction) { db in
@@ -463,11 +464,12 @@ final class SharedStore {
         }.variant
     }
 
-    /// The GRDB peers' read-only queue on the store, opened on first use and shared by them.
-    private func grdbPeerQueue() throws -> DatabaseQueue {
-        if let grdbQueue { return grdbQueue }
+    /// The named GRDB peer's read-only queue on the store, opened on its first use. Each peer has its own
+    /// connection, as the raw peer has, so that one peer's reads never evict the other's pages from SQLite's cache.
+    private func grdbPeerQueue(_ peer: String) throws -> DatabaseQueue {
+        if let queue = grdbQueues[peer] { return queue }
         let queue = try GRDBPeer.queue(path: path, readOnly: true)
-        grdbQueue = queue
+        grdbQueues[peer] = queue
         return queue
     }
 

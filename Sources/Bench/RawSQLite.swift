@@ -209,6 +209,19 @@ final class RawStatement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// Mixes a text column into `hash` as `FNV1a.mix(text:)` mixes the string `string(column)` would make (its
+    /// UTF-8 length, then its bytes), straight from SQLite's buffer without making the string; NULL as a missing
+    /// string, or as an empty one with `nullAsEmpty` (as `string(_:)` reads it).
+    func mixText(_ column: Int32, into hash: inout FNV1a, nullAsEmpty: Bool = false) {
+        guard let text = sqlite3_column_text(handle, column) else {
+            hash.mix(nullAsEmpty ? 0 : -1 as Int64)
+            return
+        }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        hash.mix(Int64(count))
+        hash.mix(UnsafeBufferPointer(start: text, count: count))
+    }
+
     func data(_ column: Int32) -> Data {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
