@@ -5,10 +5,10 @@ extension ScenarioName {
     public var title: String {
         switch self {
         case .associates:
-            "associates (seed 004): the 10 foes of \(AssociatesScenario.name(ofPerson: AssociatesScenario.chosenPerson)), "
+            "associates (the Person/AssociateInfo experiment): the 10 foes of \(AssociatesScenario.name(ofPerson: AssociatesScenario.chosenPerson)), "
                 + "in rank order; 100 persons, 3,000 AssociateInfo links"
         case .students:
-            "students (seed 000): faults along to-one and to-many relationships, finding a student, many-to-nil; "
+            "students (LINE's engineering blog on Core Data relationships): faults along to-one and to-many relationships, finding a student, many-to-nil; "
                 + "3 classes of 10 students, 6 subjects"
         }
     }

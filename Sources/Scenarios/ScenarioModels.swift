@@ -1,6 +1,6 @@
 import GraphStore
 
-/// The two models the scenarios run on, declared in code (the same entities as the test suite's seed models).
+/// The two models the scenarios run on, declared in code (the same entities as the test suite's models of the published sources).
 public enum ScenarioModels {
     /// Student, Class, Subject and Address: every relationship shape the students scenario looks at.
     ///

@@ -2,9 +2,9 @@ import Foundation
 
 /// The scenarios `faultline scenario` knows.
 public enum ScenarioName: String, CaseIterable, Sendable, Codable {
-    /// Seed 004: the ordered foes of one person through a typed join entity, four ways.
+    /// The Person/AssociateInfo experiment: the ordered foes of one person through a typed join entity, four ways.
     case associates
-    /// Seed 000: to-one and to-many faults, finding a student two ways, and the many-to-nil save.
+    /// From LINE's engineering blog on Core Data relationships: to-one and to-many faults, finding a student two ways, and the many-to-nil save.
     case students
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 import GraphStore
 
-/// Seed 000: what relationship faults cost in a small school (Student, Class, Subject, Address), and what a
+/// From LINE's engineering blog on Core Data relationships: what relationship faults cost in a small school (Student, Class, Subject, Address), and what a
 /// many-to-nil relationship keeps after a save.
 ///
 /// The data: 3 classes of 10 students, every student with an address and 3 of 6 subjects. Names are fixed, so
@@ -30,7 +30,7 @@ public final class StudentsScenario {
     /// Core Data's layout, which Faultline deliberately does not follow for a to-many without an inverse.
     public static let manyToNilNote = """
         Core Data keeps a to-many without an inverse as a foreign key on the destination's row, so Subject1 can \
-        point back to one student only: after the save its student1.subjects is empty (the seed's data loss). \
+        point back to one student only: after the save its student1.subjects is empty (the data loss LINE's article describes). \
         Faultline gives the relationship a join table, so student1 keeps Subject1.
         """
 
@@ -112,7 +112,7 @@ public final class StudentsScenario {
         ])
     }
 
-    /// The seed's to-one example: fetch the students with their values, take the first, read its address. The
+    /// The article's to-one example: fetch the students with their values, take the first, read its address. The
     /// fetch is part of what is counted, as in the seed: 1 for the students, 1 for the address's fault.
     public func toOne() throws(ScenarioError) -> MethodResult {
         let context = store.freshContext(name: "to-one")
@@ -125,7 +125,7 @@ public final class StudentsScenario {
         }
     }
 
-    /// The seed's to-many example: the same fetch, then the first student's first subject. Counted: the fetch, the
+    /// The article's to-many example: the same fetch, then the first student's first subject. Counted: the fetch, the
     /// relationship fault (IDs only) and the subject's own fault.
     public func toMany() throws(ScenarioError) -> MethodResult {
         let context = store.freshContext(name: "to-many")
@@ -167,7 +167,7 @@ public final class StudentsScenario {
         }
     }
 
-    /// The seed's many-to-nil example on `favoriteSubjects`: Student1 likes Subject1, Student2 likes Subject1 and
+    /// The article's many-to-nil example on `favoriteSubjects`: Student1 likes Subject1, Student2 likes Subject1 and
     /// Subject2. Saved, then read back by a new context on an emptied row cache, so the answer comes from the store.
     /// Counted: the save's statements and the reading back.
     public func manyToNil() throws(ScenarioError) -> MethodResult {
@@ -198,7 +198,7 @@ public final class StudentsScenario {
         }
     }
 
-    /// Every student, values and all, in the store's order: the seed's `NSFetchRequest<Student>` with
+    /// Every student, values and all, in the store's order: the article's `NSFetchRequest<Student>` with
     /// `returnsObjectsAsFaults = false`.
     private static func allStudents() -> FetchRequest {
         var request = FetchRequest(entityName: "Student")

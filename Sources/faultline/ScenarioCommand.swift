@@ -3,11 +3,11 @@ import Foundation
 import GraphStore
 import Scenarios
 
-/// `faultline scenario NAME`: rebuilds one of the seed experiments in a temporary store and measures each method.
+/// `faultline scenario NAME`: rebuilds one of the published experiments in a temporary store and measures each method.
 struct ScenarioCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
-        abstract: "Rebuild a seed experiment in a temporary store and count the SQL each method runs.",
+        abstract: "Rebuild a published Core Data experiment in a temporary store and count the SQL each method runs.",
         discussion: """
             associates: 100 persons linked through the join entity AssociateInfo (10 friends, 10 foes and 10 \
             partners in crime each); the ordered names of one person's foes, found four ways. students: to-one and \

@@ -3,9 +3,9 @@ import GraphStore
 import Scenarios
 import Testing
 
-/// `faultline scenario`: the statement counts of the seed experiments, measured by running them, and the command.
+/// `faultline scenario`: the statement counts of the published experiments, measured by running them, and the command.
 @Suite struct ScenarioTests {
-    // MARK: associates (seed 004)
+    // MARK: associates (the Person/AssociateInfo experiment)
 
     @Test func associatesFaithfulCountsAreTheSeeds() throws {
         let folder = TemporaryFolder()
@@ -69,7 +69,7 @@ import Testing
         #expect(again.result == first.result)
     }
 
-    // MARK: students (seed 000)
+    // MARK: students (LINE's engineering blog on Core Data relationships)
 
     @Test func studentsCountsAreTheSeeds() throws {
         let folder = TemporaryFolder()
@@ -158,7 +158,7 @@ import Testing
         let result = try FaultlineBinary.run(["scenario", "associates"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first?.hasPrefix("associates (seed 004)") == true)
+        #expect(lines.first?.hasPrefix("associates (the Person/AssociateInfo experiment)") == true)
         #expect(lines.contains { $0.contains("object-graph navigation") && $0.contains(" 41 ") })
         #expect(lines.contains("1. object-graph navigation: \(AssociatesScenario.expectedFoeNames.joined(separator: ", "))"))
     }

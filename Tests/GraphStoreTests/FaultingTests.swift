@@ -105,7 +105,7 @@ import Testing
         ])
     }
 
-    /// Seed 000: fetch students with their property values, touch `address.street`: 2 statements in all.
+    /// From LINE's engineering blog on Core Data relationships: fetch students with their property values, touch `address.street`: 2 statements in all.
     @Test func seedToOneExampleCostsTwoStatements() throws {
         let fixture = try GraphFixture(try SeedModels.students())
         _ = try seedStudents(fixture)
@@ -120,7 +120,7 @@ import Testing
         #expect(cost.cacheMisses == 1)
     }
 
-    /// Seed 000: fetch students, touch `subjects`, then the first subject's name: 3 statements.
+    /// From LINE's engineering blog on Core Data relationships: fetch students, touch `subjects`, then the first subject's name: 3 statements.
     @Test func seedToManyExampleCostsThreeStatements() throws {
         let fixture = try GraphFixture(try SeedModels.students())
         _ = try seedStudents(fixture)

@@ -14,7 +14,7 @@ private enum Paths {
     static func model(_ relativePath: String) -> URL { models.appendingPathComponent(relativePath) }
 }
 
-/// The seed models that have an Xcode twin under `Models/`.
+/// The models of the published sources that have an Xcode twin under `Models/`.
 enum SeedTwin: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case students = "Students.xcdatamodel"
     case associates = "Associates.xcdatamodel"
@@ -88,7 +88,7 @@ private func declarationFailure(_ body: String) -> String? {
 }
 
 @Suite struct XcodeModelLoaderTests {
-    // MARK: The seed models' twins
+    // MARK: The published sources' models' twins
 
     @Test(arguments: SeedTwin.allCases)
     func xcodeTwinMatchesTheModelDeclaredInCode(_ twin: SeedTwin) throws {
