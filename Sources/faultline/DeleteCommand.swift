@@ -74,10 +74,10 @@ struct DeleteCommand: ParsableCommand {
         // once the store has opened, so a bad store leaves none behind.
         try sqlDebug.checkLogFile(notOverwriting: [path])
         var sink: FileHandle?
-        func log(_ session: DeleteSession) throws(CommandFailure) -> SQLDebugLog? {
+        func log(_ store: OpenedStore) throws(CommandFailure) -> SQLDebugLog? {
             guard try sqlDebug.effectiveLevel() != nil else { return nil }
             if sink == nil { sink = try sqlDebug.openSink(notOverwriting: [path]) }
-            return try sqlDebug.attach(to: session.coordinator, sink: sink)
+            return try sqlDebug.attach(to: store.coordinator, sink: sink)
         }
 
         // First the plan, read-only. A delete to be saved needs a file this process can write: one it cannot is
@@ -85,22 +85,22 @@ struct DeleteCommand: ParsableCommand {
         var report: DeleteReport
         var logs: [SQLDebugLog?] = []
         do {
-            let session = try DeleteSession(path: path, readOnly: true, requireWritable: !dryRun)
-            logs.append(try log(session))
-            let object = try session.resolve(target)
-            let plan = try session.plan(object)
-            report = DeleteReport(path: path, target: session.context.uri(for: object.objectID),
+            let store = try OpenedStore(path: path, readOnly: true, requireWritable: !dryRun)
+            logs.append(try log(store))
+            let object = try store.resolve(target)
+            let plan = try store.plan(object)
+            report = DeleteReport(path: path, target: store.context.uri(for: object.objectID),
                                   entity: object.entity.name, plan: plan, dryRun: dryRun)
         }
 
         // Then, when allowed and asked for, the delete on a writable connection: the save plans again in its own
         // transaction, so a store changed meanwhile is judged as it is then.
         if !dryRun && !report.plan.isDenied {
-            let session = try DeleteSession(path: path, readOnly: false, requireWritable: true)
-            logs.append(try log(session))
+            let store = try OpenedStore(path: path, readOnly: false, requireWritable: true)
+            logs.append(try log(store))
             // Another process may have deleted it since the plan: then this one deletes nothing, and says so.
-            let object = try session.resolve(target, foundBefore: true)
-            switch try session.deleteAndSave(object, thenUndo: undo) {
+            let object = try store.resolve(target, foundBefore: true)
+            switch try store.deleteAndSave(object, thenUndo: undo) {
             case .saved(let done, let undone):
                 report.done = done
                 report.undone = undone
@@ -138,7 +138,7 @@ struct DeleteTarget {
 }
 
 /// One opening of the chat store: a coordinator with the chat model's classes and one context.
-private struct DeleteSession {
+private struct OpenedStore {
     let path: String
     let coordinator: PersistentStoreCoordinator
     let context: ObjectContext
