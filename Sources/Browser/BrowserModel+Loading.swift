@@ -120,7 +120,8 @@ extension BrowserModel {
         let previous = state.openChat
         activity.enter(scope(of: .messages))
         do {
-            let fetched = try context.fetch(messageRequest(for: chat))
+            // Fetched again where the screen stays, the first statement reads the rows on screen.
+            let fetched = try context.fetch(messageRequest(for: chat), firstReading: keepSelection ? previous?.bottom ?? 0 : 0)
             messages = fetched
             var open = OpenChatState(title: chat.value(forKey: "title") as? String ?? "", messagesCount: fetched.count)
             if keepSelection, let previous {
@@ -166,7 +167,7 @@ extension BrowserModel {
             request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(layout.main))
         }
         do {
-            members = try context.fetch(request)
+            members = try context.fetch(request, firstReading: state.openChat?.memberTop ?? 0)
         } catch {
             members = .empty
             state.message = "members: \(error)"

@@ -68,7 +68,8 @@ public final class BrowserModel {
         state.messageIsError = false
         perform(action)
         refreshStatus()
-        activity.end(prefetchUse: context.takePrefetchUse(), duration: ContinuousClock.now - start)
+        let prefetchUse = context.takePrefetchUse()
+        activity.end(prefetchUse: action.movesWithinFetch ? [] : prefetchUse, duration: ContinuousClock.now - start)
         return activity.monitor.lastAction ?? ActionSummary(action: action.name, rootEntity: nil, counts: ActivityCounts(),
                                                             saveSucceeded: nil, warnings: [])
     }

@@ -6,6 +6,13 @@ extension ObjectContext {
     /// prefetched relationships are loaded, and unsaved changes are applied unless `includesPendingChanges` is off.
     /// With `fetchBatchSize` > 0 the result loads its batches as they are touched.
     public func fetch(_ request: FetchRequest) throws(ContextError) -> FetchedObjects {
+        try fetch(request, firstReading: 0)
+    }
+
+    /// Like `fetch(_:)`, for a caller that reads index `firstIndex` first (a screen that stays where it was after
+    /// fetching again): a windowed batched result reads the batch holding it in its first statement, instead of
+    /// the first batch. Other results are as `fetch(_:)` makes them.
+    public func fetch(_ request: FetchRequest, firstReading firstIndex: Int) throws(ContextError) -> FetchedObjects {
         var plan = try FetchPlan(request, coordinator: coordinator)
         var pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
         if request.fetchBatchSize > 0, let unsaved = pending, unsaved.leavesStoreOrder(of: request, plan: plan) {
@@ -15,7 +22,7 @@ extension ObjectContext {
         }
         if request.fetchBatchSize > 0, pending == nil {
             if request.batchingMode == .windowed { plan.breakTiesByPrimaryKey() }
-            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan))
+            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan, startingAt: firstIndex))
         }
         let start = ContinuousClock.now
         // Pending changes can move objects across the window, so the window is then applied after merging.
