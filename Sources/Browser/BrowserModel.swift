@@ -124,6 +124,14 @@ public final class BrowserModel {
             case .pageDown, .character(" "): return .pageDown
             default: return .cancel
             }
+        case .sqlDetail:
+            switch key {
+            case .up, .character("k"): return .up
+            case .down, .character("j"): return .down
+            case .pageUp: return .pageUp
+            case .pageDown, .character(" "): return .pageDown
+            default: return .cancel
+            }
         case .search(let text):
             switch key {
             case .enter: return .search(text)
@@ -162,6 +170,11 @@ public final class BrowserModel {
         case .down where state.overlay == .help: scrollHelp(by: 1)
         case .pageUp where state.overlay == .help: scrollHelp(by: -OverlayView.helpRowsShown(state))
         case .pageDown where state.overlay == .help: scrollHelp(by: OverlayView.helpRowsShown(state))
+        case .up where isShowingSQLDetail: scrollSQLDetail(by: -1)
+        case .down where isShowingSQLDetail: scrollSQLDetail(by: 1)
+        case .pageUp where isShowingSQLDetail: scrollSQLDetail(by: -max(1, state.height - 8))
+        case .pageDown where isShowingSQLDetail: scrollSQLDetail(by: max(1, state.height - 8))
+        case .open where state.focus == .sqlLog: showSQLDetail()
         case .up: move(by: -1)
         case .down: move(by: 1)
         case .pageUp: move(by: -pageSize)
@@ -318,6 +331,31 @@ public final class BrowserModel {
             state.focus = .sqlLog
         }
         move(by: delta)
+    }
+
+    private var isShowingSQLDetail: Bool {
+        if case .sqlDetail = state.overlay { true } else { false }
+    }
+
+    /// The selected log row's statement in full, with its query plan.
+    private func showSQLDetail() {
+        let entries = activity.entries
+        guard entries.indices.contains(state.sqlSelected) else {
+            state.message = "no statement selected"
+            return
+        }
+        let entry = entries[state.sqlSelected]
+        // A plan is asked for reads only; the store explains without running the statement.
+        let plan = try? coordinator.explain(entry.sql, arguments: entry.arguments)
+        state.overlay = .sqlDetail(SQLDetail(entry: entry, queryPlan: plan))
+    }
+
+    private func scrollSQLDetail(by rows: Int) {
+        guard case .sqlDetail(var detail) = state.overlay else { return }
+        let width = min(state.width - 4, 104) - 4
+        let last = SQLDetailView.lastTop(detail, width: width, height: max(3, state.height - 4))
+        detail.top = max(0, min(last, detail.top + rows))
+        state.overlay = .sqlDetail(detail)
     }
 
     private func explainSelected() {

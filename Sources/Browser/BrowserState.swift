@@ -54,6 +54,8 @@ public enum Overlay: Equatable, Sendable {
     case confirmQuit
     /// The search field being typed.
     case search(String)
+    /// One statement of the SQL log in full (Enter on a log row).
+    case sqlDetail(SQLDetail)
 }
 
 /// What deleting the selected object would take with it, from `deletionPlan(for:)`.

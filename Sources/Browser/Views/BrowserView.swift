@@ -61,6 +61,7 @@ public enum BrowserView {
         case .confirmQuit: hints = ["y discard and quit", "n stay"]
         case .search: hints = ["type a title", "Enter search", "Esc cancel"]
         case .help: hints = ["↑↓ scroll", "other keys close"]
+        case .sqlDetail: hints = ["↑↓ scroll", "other keys close"]
         case .none: hints = KeyTable.hints(for: state.focus)
         }
         // Whole hints only: one that does not fit is left out rather than cut to a bare key.
