@@ -32,6 +32,8 @@ public enum BrowserAction: Equatable, Sendable {
     case explain
     case help
     case quit
+    /// At the quit question: save, then quit if the save went through.
+    case saveAndQuit
     case resize(width: Int, height: Int)
     case click(row: Int, column: Int)
     case scrollUp(row: Int, column: Int)
@@ -73,6 +75,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .explain: "explain"
         case .help: "help"
         case .quit: "quit"
+        case .saveAndQuit: "save-and-quit"
         case .resize(let width, let height): "resize \(width)x\(height)"
         case .click(let row, let column): "click \(row) \(column)"
         case .scrollUp(let row, let column): "scroll-up \(row) \(column)"
@@ -96,7 +99,7 @@ public enum BrowserAction: Equatable, Sendable {
         let all: [BrowserAction] = [
             .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .members, .delete, .confirm, .cancel,
             .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .cycleBatch, .clearCache,
-            .resetCounters, .merge, .explain, .help, .quit,
+            .resetCounters, .merge, .explain, .help, .quit, .saveAndQuit,
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
     }()

@@ -102,6 +102,10 @@ public final class BrowserModel {
     /// The action a key asks for, given what is on screen: overlays and the search field take keys first.
     public func action(for key: Key) -> BrowserAction? {
         if case .resize(let width, let height) = key { return .resize(width: width, height: height) }
+        // A window too small shows no pane: only quitting (which asks first when changes are unsaved) is taken.
+        if Layout.isTooSmall(width: state.width, height: state.height) {
+            return key == .character("q") && state.overlay == .none ? .quit : nil
+        }
         switch state.overlay {
         case .deletePreview:
             switch key {
@@ -111,6 +115,7 @@ public final class BrowserModel {
             }
         case .confirmQuit:
             switch key {
+            case .character("w"): return .saveAndQuit
             case .character("y"): return .confirm
             case .character("n"), .escape: return .cancel
             default: return nil
@@ -244,6 +249,11 @@ public final class BrowserModel {
             } else {
                 state.quitRequested = true
             }
+        case .saveAndQuit:
+            state.overlay = .none
+            save()
+            // A refused or failed save leaves its message up and the browser open.
+            if !state.messageIsError, !context.hasChanges { state.quitRequested = true }
         case .click(let row, let column): click(row: row, column: column)
         case .scrollUp(let row, let column): scroll(by: -3, row: row, column: column)
         case .scrollDown(let row, let column): scroll(by: 3, row: row, column: column)
@@ -251,6 +261,17 @@ public final class BrowserModel {
     }
 
     var layout: Layout { Layout(width: state.width, height: state.height) }
+
+    /// Whether the context holds changes not saved yet (quitting asks first).
+    public var hasUnsavedChanges: Bool { context.hasChanges }
+
+    /// Ctrl-C: quits like `q`, asking first when changes are unsaved; a second Ctrl-C at that question quits without
+    /// saving. Returns whether the browser should end now.
+    public func interrupt() -> Bool {
+        guard hasUnsavedChanges, state.overlay != .confirmQuit else { return true }
+        apply(.quit)
+        return false
+    }
 
     /// Whether anything waits to be merged: a save of another context, or another process's commit (one
     /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.

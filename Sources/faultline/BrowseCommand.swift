@@ -79,7 +79,8 @@ struct BrowseCommand: ParsableCommand {
         while !model.state.quitRequested {
             screen.draw(BrowserView.frame(model.state, activity: model.activity))
             let key = screen.readKey(timeoutMilliseconds: 250)
-            if let signal = screen.pendingSignal {
+            if let signal = screen.takePendingSignal(), signal != SIGINT || model.interrupt() {
+                // Ctrl-C with unsaved changes asks first (model.interrupt); a closed terminal or kill cannot.
                 screen.close()
                 withExtendedLifetime(log) {}
                 Foundation.exit(128 + signal)

@@ -58,7 +58,7 @@ public enum BrowserView {
         let hints: [String]
         switch state.overlay {
         case .deletePreview: hints = ["y/Enter delete", "n/Esc cancel"]
-        case .confirmQuit: hints = ["y discard and quit", "n stay"]
+        case .confirmQuit: hints = ["w save and quit", "y discard and quit", "n stay"]
         case .search: hints = ["type a title", "Enter search", "Esc cancel"]
         case .help: hints = ["↑↓ scroll", "other keys close"]
         case .sqlDetail: hints = ["↑↓ scroll", "other keys close"]

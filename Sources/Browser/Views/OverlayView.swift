@@ -46,7 +46,8 @@ enum OverlayView {
             return (lines, min(state.width - 4, 64))
         case .confirmQuit:
             return ([StyledLine("Unsaved changes", Style(.warning, bold: true)), StyledLine(state.pending ?? ""),
-                     StyledLine([Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
+                     StyledLine([Span("w", Style(.accent, bold: true)), Span(" save and quit · "),
+                                 Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
                     min(state.width - 4, 50))
         case .sqlDetail(let detail):
             let width = min(state.width - 4, 104)
