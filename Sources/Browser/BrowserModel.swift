@@ -190,21 +190,26 @@ public final class BrowserModel {
         case .back: goBack()
         case .nextPane: cycleFocus()
         case .members: toggleMembers()
-        case .beginSearch: state.overlay = .search(state.chatList.search)
+        case .beginSearch:
+            state.chatList.searchBefore = state.chatList.search
+            state.overlay = .search(state.chatList.search)
+        case .refine:
+            if case .search(let text) = state.overlay, text != state.chatList.search { applySearch(text) }
         case .type(let character):
             if case .search(let text) = state.overlay { state.overlay = .search(text + String(character)) }
         case .erase:
             if case .search(let text) = state.overlay { state.overlay = .search(String(text.dropLast())) }
         case .search(let text):
             state.overlay = .none
-            state.chatList.search = text
-            state.chatList.selected = 0
-            state.chatList.top = 0
-            reloadChats()
-            state.message = text.isEmpty ? "search cleared" : "\(state.chatList.count) chats match '\(text)'"
+            if text != state.chatList.search { applySearch(text) }
+            state.message = text.isEmpty ? "search cleared" : "\(ActivityFormat.count(state.chatList.count, "chat")) match '\(text)'"
         case .delete: previewDelete()
         case .confirm: confirm()
         case .cancel:
+            if case .search = state.overlay, state.chatList.search != state.chatList.searchBefore {
+                // Esc leaves the list as it was before the field opened.
+                applySearch(state.chatList.searchBefore)
+            }
             if state.overlay == .none { goBack() } else { state.overlay = .none }
         case .save: save()
         case .undo: undo()
@@ -352,6 +357,22 @@ public final class BrowserModel {
             state.focus = .sqlLog
         }
         move(by: delta)
+    }
+
+    /// Whether the search field holds text the list is not filtered by yet: the terminal loop sends `.refine`
+    /// once typing pauses.
+    public var searchIsPending: Bool {
+        if case .search(let text) = state.overlay { text != state.chatList.search } else { false }
+    }
+
+    /// Filters the chat list by `text` (titles and members' names), from the top; the open chat closes, as it may
+    /// no longer be in the list.
+    private func applySearch(_ text: String) {
+        state.chatList.search = text
+        state.chatList.selected = 0
+        state.chatList.top = 0
+        if openChat != nil { closeChat() }
+        reloadChats()
     }
 
     private var isShowingSQLDetail: Bool {

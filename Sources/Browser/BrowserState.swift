@@ -83,6 +83,8 @@ public struct ChatListState: Equatable, Sendable {
     public var rows: [ChatRow] = []
     /// The search applied to the list ("" for none).
     public var search = ""
+    /// The filter in force when the search field opened: Esc goes back to it.
+    public var searchBefore = ""
 }
 
 /// One row of the chat list, as a messenger shows it.

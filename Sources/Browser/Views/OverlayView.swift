@@ -52,9 +52,9 @@ enum OverlayView {
         case .sqlDetail(let detail):
             let width = min(state.width - 4, 104)
             return (SQLDetailView.box(detail, width: width - 4, height: max(3, state.height - 4)), width)
-        case .search(let text):
-            return ([StyledLine([Span("Search chats: ", Style(.title, bold: true)), Span(text + "▏", Style(.accent))]),
-                     StyledLine("Enter searches · Esc cancels", Style(.muted))], min(state.width - 4, 50))
+        case .search:
+            // The field is in the status line, so the list it filters stays in view.
+            return nil
         }
     }
 
