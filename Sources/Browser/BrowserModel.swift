@@ -267,6 +267,12 @@ public final class BrowserModel {
 
     var layout: Layout { Layout(width: state.width, height: state.height) }
 
+    /// Shows `text` on the status line until the next action (what the command line set up, say).
+    public func announce(_ text: String) {
+        state.message = text
+        state.messageIsError = false
+    }
+
     /// Whether the context holds changes not saved yet (quitting asks first).
     public var hasUnsavedChanges: Bool { context.hasChanges }
 
