@@ -13,6 +13,7 @@ public enum BrowserAction: Equatable, Sendable {
     case open, back
     /// Move the focus to the next pane (`Tab`).
     case nextPane
+    case previousPane
     case members
     /// Start typing a search (the `/` key); `search(text)` runs it (an empty text clears it).
     case beginSearch
@@ -58,6 +59,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .open: "open"
         case .back: "back"
         case .nextPane: "tab"
+        case .previousPane: "backtab"
         case .members: "members"
         case .beginSearch: "find"
         case .search(let text): text.isEmpty ? "search" : "search \(text)"
@@ -101,7 +103,7 @@ public enum BrowserAction: Equatable, Sendable {
     /// Actions a script can name without an argument.
     private static let plain: [String: BrowserAction] = {
         let all: [BrowserAction] = [
-            .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .members, .delete, .confirm, .cancel,
+            .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .previousPane, .members, .delete, .confirm, .cancel,
             .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .cycleBatch, .clearCache,
             .resetCounters, .merge, .explain, .help, .quit, .saveAndQuit, .refine,
         ]
@@ -109,7 +111,7 @@ public enum BrowserAction: Equatable, Sendable {
     }()
 
     /// Actions that take a repeat count (`down 3`).
-    private static let repeatable: Set<String> = ["up", "down", "pageup", "pagedown", "undo", "redo", "tab"]
+    private static let repeatable: Set<String> = ["up", "down", "pageup", "pagedown", "undo", "redo", "tab", "backtab"]
 
     /// Parses a script: actions separated by `;` or new lines, each a name with an optional argument (`down 3`,
     /// `search ski`, `batch 100`, `resize 80x24`). Throws `ScriptError` naming the first bad action.

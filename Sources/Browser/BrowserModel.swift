@@ -188,7 +188,8 @@ public final class BrowserModel {
         case .bottom: move(by: Int.max / 2)
         case .open: openSelectedChat()
         case .back: goBack()
-        case .nextPane: cycleFocus()
+        case .nextPane: cycleFocus(by: 1)
+        case .previousPane: cycleFocus(by: -1)
         case .members: toggleMembers()
         case .beginSearch:
             state.chatList.searchBefore = state.chatList.search
@@ -202,7 +203,7 @@ public final class BrowserModel {
         case .search(let text):
             state.overlay = .none
             if text != state.chatList.search { applySearch(text) }
-            state.message = text.isEmpty ? "search cleared" : "\(ActivityFormat.count(state.chatList.count, "chat")) match '\(text)'"
+            state.message = text.isEmpty ? "search cleared" : "\(Self.matching(state.chatList.count)) '\(text)'"
         case .delete: previewDelete()
         case .confirm: confirm()
         case .cancel:
@@ -313,12 +314,13 @@ public final class BrowserModel {
         max(1, Layout.contentRows(state.focus == .chats ? layout.chats : layout.main) - 1)
     }
 
-    private func cycleFocus() {
+    /// Moves the focus `step` panes on (1 for Tab, -1 for Shift-Tab), round the panes on screen.
+    private func cycleFocus(by step: Int) {
         var order: [Pane] = [.chats]
         if state.openChat != nil { order.append(state.showMembers ? .members : .messages) }
         order.append(.sqlLog)
         let position = order.firstIndex(of: state.focus) ?? 0
-        state.focus = order[(position + 1) % order.count]
+        state.focus = order[((position + step) % order.count + order.count) % order.count]
     }
 
     private func goBack() {
@@ -363,6 +365,11 @@ public final class BrowserModel {
             state.focus = .sqlLog
         }
         move(by: delta)
+    }
+
+    /// "1 chat matches", "12 chats match".
+    static func matching(_ count: Int) -> String {
+        ActivityFormat.count(count, "chat") + (count == 1 ? " matches" : " match")
     }
 
     /// Whether the search field holds text the list is not filtered by yet: the terminal loop sends `.refine`

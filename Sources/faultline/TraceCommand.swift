@@ -11,13 +11,15 @@ struct TraceCommand: ParsableCommand {
         abstract: "Run browser actions without a terminal and print the screen they leave, or what each cost.",
         discussion: """
             The actions are the browser's own, named as in its help: down, up, pagedown, pageup, top, bottom, open, \
-            back, tab, members, search TEXT, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
-            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, resize WxH. \
-            Movement, undo and redo take a repeat count (down 3). Separate actions with ';'. The first action is \
-            always 'start': the launch up to the first chat-list screen.
+            back, tab, backtab, members, search TEXT, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
+            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, quit, \
+            save-and-quit, resize WxH. Movement, tab, undo and redo take a repeat count (down 3). Separate actions \
+            with ';'. The first action is always 'start': the launch up to the first chat-list screen. In the SQL \
+            log (tab to it), open shows the selected statement in full.
 
             With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
-            "relationshipFaults", "fetches", "ms"}], "totals": {…}}.
+            "relationshipFaults", "fetches", "ms", "warnings": [the panel's], "statements": [{"pane", "cause", \
+            "rows", "sql"}]}], "totals": {…}}. A statement's pane is absent for work that is no pane's (a save).
             """
     )
 

@@ -10,6 +10,7 @@ struct SearchAsYouTypeTests {
     private func matches(_ session: TmuxSession, _ query: String) throws -> Int {
         let screen = try session.waitFor("/ \(query)▏ · ")
         let line = try #require(screen.split(separator: "\n").first { $0.contains("/ \(query)▏ · ") })
+        // "… · 12 chats match" or "… · 1 chat matches"
         let count = line.components(separatedBy: "▏ · ").last?.split(separator: " ").first.map(String.init) ?? ""
         return try #require(Int(count.replacingOccurrences(of: ",", with: "")), "\(line)")
     }

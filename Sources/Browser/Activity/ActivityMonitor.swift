@@ -112,9 +112,11 @@ public struct ActivityMonitor: Sendable {
             warnings: warnings, duration: duration, entryNumbers: firstEntry..<nextEntryNumber)
     }
 
-    /// Sets the running totals back to zero; the last action, the timeline and the SQL log stay.
+    /// Sets the running totals back to zero and empties the timeline (the sparklines and their maximums start
+    /// again); the last action and the SQL log stay.
     public mutating func resetCounters() {
         totals = ActivityCounts()
+        timeline = ActivityTimeline()
     }
 
     /// Adds `records` to the totals, the timeline and the SQL log.

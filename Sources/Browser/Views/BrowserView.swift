@@ -39,7 +39,7 @@ public enum BrowserView {
 
     static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {
         if case .search(let text) = state.overlay {
-            let count = state.chatList.search == text ? " · " + ActivityFormat.count(state.chatList.count, "chat") + " match" : ""
+            let count = state.chatList.search == text ? " · " + BrowserModel.matching(state.chatList.count) : ""
             return PaneView.fitted([Span(" / ", Style(.accent, bold: true)), Span(ControlCharacters.replaced(in: text, by: " ") + "▏", Style(.status)),
                                     Span(count, Style(.status))], width: width, fill: Style(.status))
         }
