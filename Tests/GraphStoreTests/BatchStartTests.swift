@@ -35,7 +35,7 @@ import Testing
         #expect(first.map(\.rows) == (rows < 4 ? [rows] : [rows, 1]), "\(first.map(\.sql))")
         #expect(first.first?.sql.hasSuffix(start > 0 ? "LIMIT 4 OFFSET \(start)" : "LIMIT 4") == true, "\(first.map(\.sql))")
         // Reading the rows from `start` on needs no statement.
-        let reads = try store.statements {
+        let reads = store.statements {
             for index in start..<(start + rows) { _ = result[index].value(forKey: "text") }
         }
         #expect(reads.isEmpty, "\(reads.map(\.sql))")
