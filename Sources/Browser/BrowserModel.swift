@@ -211,7 +211,7 @@ public final class BrowserModel {
         }
     }
 
-    private var layout: Layout { Layout(width: state.width, height: state.height) }
+    private var layout: Layout { Layout(state) }
 
     /// Whether anything waits to be merged: a save of another context, or another process's commit (one
     /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.
@@ -239,7 +239,7 @@ public final class BrowserModel {
     }
 
     private var pageSize: Int {
-        max(1, Layout.contentRows(state.focus == .chats ? layout.chats : layout.main) - 1)
+        max(1, (state.focus == .chats ? Layout.chatsShown(layout.chats) : Layout.contentRows(layout.main)) - 1)
     }
 
     private func cycleFocus() {
@@ -264,7 +264,7 @@ public final class BrowserModel {
         let layout = self.layout
         if layout.chats.contains(row: row, column: column), row > layout.chats.row {
             state.focus = .chats
-            let index = state.chatList.top + row - layout.chats.row - 1
+            let index = state.chatList.top + (row - layout.chats.row - 1) / ChatListView.linesPerChat
             if index < state.chatList.count { move(by: index - state.chatList.selected) }
         } else if layout.main.contains(row: row, column: column), let open = state.openChat {
             state.focus = state.showMembers ? .members : .messages

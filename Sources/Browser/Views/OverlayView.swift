@@ -16,7 +16,11 @@ enum OverlayView {
             let top = max(0, min(state.helpTop, rows.count - shown))
             var lines = [StyledLine([Span("Keys", Style(.title, bold: true))])]
             for row in rows[top..<min(rows.count, top + shown)] {
-                lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
+                if row.help.isEmpty {
+                    lines.append(StyledLine(row.keys, Style(.title, bold: true)))
+                } else {
+                    lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
+                }
             }
             lines.append(StyledLine(""))
             if shown < rows.count {
