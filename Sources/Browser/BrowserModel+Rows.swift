@@ -66,7 +66,7 @@ extension BrowserModel {
 
     /// Reads the open chat's messages that fit the pane, with the day headers they need: one tops the pane, and one
     /// more comes wherever the day changes. The selection stays in view: the oldest messages are left out first,
-    /// unless the selection is the oldest, then the newest.
+    /// unless the selection is the oldest, then the newest; and older ones fill any line left.
     func fillMessageRows(visible: Int) {
         guard var open = state.openChat, let messages, !state.showMembers else { return }
         let room = max(1, visible)
@@ -87,6 +87,13 @@ extension BrowserModel {
                 range = (range.lowerBound + 1)..<range.upperBound
                 days.removeFirst()
             }
+        }
+        // Leaving out a message alone on its day frees its header's line too: older messages may take it.
+        while range.upperBound < open.messagesCount {
+            let day = TimeText.Parts(Self.sentAt(messages[range.upperBound])).dayNumber
+            guard linesNeeded() + (day == days.last ? 1 : 2) <= room else { break }
+            range = range.lowerBound..<(range.upperBound + 1)
+            days.append(day)
         }
         open.bottom = range.lowerBound
         open.rows = range.reversed().map { messageRow(messages[$0], index: $0) }

@@ -52,7 +52,10 @@ enum ChatListView {
         if !row.hasMessages {
             spans.append(Span("no messages", highlight ?? Style(.muted)))
         } else {
-            if let who = senderLabel(row) { spans.append(Span(who + ": ", highlight ?? .plain)) }
+            // A long name takes at most a third of the line: the message is what the line is for.
+            if let who = senderLabel(row) {
+                spans.append(Span(DisplayWidth.truncate(who, width: max(4, width / 3)) + ": ", highlight ?? .plain))
+            }
             spans.append(Span(row.preview, highlight ?? Style(.muted)))
         }
         let second = PaneView.fitted(spans, width: width, fill: highlight ?? .plain)

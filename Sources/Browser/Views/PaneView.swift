@@ -9,7 +9,8 @@ enum PaneView {
         var tail = position.map { " \($0) ─" } ?? ""
         // The position is dropped only when it would leave the title no room at all.
         if DisplayWidth.of(tail) + 6 > width { tail = "" }
-        let label = DisplayWidth.truncate(" \(text) ", width: max(0, width - 1 - DisplayWidth.of(tail)))
+        // At least one column of rule between the title and the position, so the two do not run together.
+        let label = DisplayWidth.truncate(" \(text) ", width: max(0, width - 1 - DisplayWidth.of(tail) - (tail.isEmpty ? 0 : 1)))
         let rule = String(repeating: "─", count: max(0, width - 1 - DisplayWidth.of(label) - DisplayWidth.of(tail)))
         var spans = [Span("─", ruleStyle), Span(label, Style(focused ? .accent : .title, bold: true)), Span(rule, ruleStyle)]
         if !tail.isEmpty { spans.append(Span(tail, ruleStyle)) }
@@ -30,7 +31,7 @@ enum PaneView {
     static func fitted(_ spans: [Span], width: Int, fill: Style = .plain) -> StyledLine {
         var result: [Span] = []
         var used = 0
-        for span in spans where used < width {
+        for span in spans where used < width && !span.text.isEmpty {
             let piece = DisplayWidth.truncate(span.text, width: width - used)
             guard !piece.isEmpty else { break }
             result.append(Span(piece, span.style))
