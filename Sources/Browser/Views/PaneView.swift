@@ -10,7 +10,8 @@ enum PaneView {
         // The position is dropped only when it would leave the title no room at all.
         if DisplayWidth.of(tail) + 6 > width { tail = "" }
         // At least one column of rule between the title and the position, so the two do not run together.
-        let label = DisplayWidth.truncate(" \(text) ", width: max(0, width - 1 - DisplayWidth.of(tail) - (tail.isEmpty ? 0 : 1)))
+        let room = max(0, width - 1 - DisplayWidth.of(tail) - (tail.isEmpty ? 0 : 1))
+        let label = room < 3 ? DisplayWidth.truncate(" \(text)", width: room) : " \(DisplayWidth.truncate(text, width: room - 2)) "
         let rule = String(repeating: "─", count: max(0, width - 1 - DisplayWidth.of(label) - DisplayWidth.of(tail)))
         var spans = [Span("─", ruleStyle), Span(label, Style(focused ? .accent : .title, bold: true)), Span(rule, ruleStyle)]
         if !tail.isEmpty { spans.append(Span(tail, ruleStyle)) }
