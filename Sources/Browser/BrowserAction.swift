@@ -82,6 +82,15 @@ public enum BrowserAction: Equatable, Sendable {
         }
     }
 
+    /// Whether the action only moves within what is fetched: a batch it reads is read ahead of the rows it shows
+    /// (one row of it on screen after a step down), so what that batch prefetched is not judged unused.
+    public var movesWithinFetch: Bool {
+        switch self {
+        case .up, .down, .pageUp, .pageDown, .top, .bottom, .click, .scrollUp, .scrollDown: true
+        default: false
+        }
+    }
+
     /// Actions a script can name without an argument.
     private static let plain: [String: BrowserAction] = {
         let all: [BrowserAction] = [

@@ -37,8 +37,9 @@ public final class BrowserModel {
     /// - Parameter activityClock: seconds from any fixed origin, read as each action ends to place it in the
     ///   activity sparklines' per-second buckets; nil (the default) for the monotonic clock, counted from now.
     ///   Tests pass a constant so that the screens do not depend on timing.
+    /// - Parameter logCapacity: how many statements the SQL log keeps.
     public init(path: String, settings: BrowserSettings, width: Int, height: Int,
-                activityClock: (() -> Double)? = nil) throws(StoreError) {
+                activityClock: (() -> Double)? = nil, logCapacity: Int = ActivityMonitor.defaultLogCapacity) throws(StoreError) {
         let model: ObjectModel
         do {
             model = try ChatModel.make()
@@ -54,24 +55,49 @@ public final class BrowserModel {
         inbox = SaveInbox(coordinator: coordinator, excluding: context.id, includesOtherConnections: false)
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
         state.storeIsReadOnly = coordinator.store.isReadOnly
-        activity = ActivityLog(coordinator: coordinator, clock: activityClock)
+        activity = ActivityLog(coordinator: coordinator, clock: activityClock, logCapacity: logCapacity)
     }
 
-    /// Carries out one action; returns what it cost in the object graph.
+    /// Carries out one action; returns what it cost in the object graph, with its warnings.
     @discardableResult
-    public func apply(_ action: BrowserAction) -> ActionCost {
-        let before = coordinator.events.counters.total
+    public func apply(_ action: BrowserAction) -> ActionSummary {
         let start = ContinuousClock.now
-        activity.begin(action.name, rootEntity: rootEntity)
+        // The action's own work (a preview, a save) is no pane's; reading a pane's rows enters that pane's scope.
+        activity.begin(action.name, scope: ActivityScope(rootEntity: rootEntity))
         state.message = nil
         state.messageIsError = false
         perform(action)
         refreshStatus()
-        let cost = ActionCost(action: action.name, totals: coordinator.events.counters.total.difference(since: before),
-                              duration: ContinuousClock.now - start)
-        activity.end(prefetchUse: context.takePrefetchUse())
-        return cost
+        let prefetchUse = context.takePrefetchUse()
+        activity.end(prefetchUse: action.movesWithinFetch ? [] : prefetchUse, duration: ContinuousClock.now - start)
+        return activity.monitor.lastAction ?? ActionSummary(action: action.name, rootEntity: nil, counts: ActivityCounts(),
+                                                            saveSucceeded: nil, warnings: [])
     }
+
+    /// The scope of a pane's reads: its name, the entity it lists, and the settings that change its fetch.
+    func scope(of pane: Pane) -> ActivityScope {
+        let settings = state.settings
+        let rows = Layout.contentRows(pane == .chats ? layout.chats : layout.main)
+        // The messages and members panes read at least a screenful per batch (see `messageRequest`).
+        let smallest = pane == .chats ? Self.batchSizeOffered : max(Self.batchSizeOffered, rows)
+        let batch = settings.batchSize == 0 ? 0 : (pane == .chats ? settings.batchSize : max(settings.batchSize, rows))
+        func levers(_ keyPaths: [String]) -> ActivityScope.Levers {
+            ActivityScope.Levers(
+                prefetchKeyPaths: keyPaths, prefetchIsOn: settings.prefetch != .off, prefetchLabel: settings.prefetch.label,
+                derivedCounts: settings.derivedCounts, batchSize: batch, smallestBatchSize: smallest,
+                prefetchKey: KeyTable.keyLabel(for: .togglePrefetch), countsKey: KeyTable.keyLabel(for: .toggleDerived),
+                batchKey: KeyTable.keyLabel(for: .cycleBatch))
+        }
+        switch pane {
+        case .chats: return ActivityScope(pane: "chat list", rootEntity: "Chat", levers: levers(Self.chatListPrefetch))
+        case .messages: return ActivityScope(pane: "messages", rootEntity: "Message", levers: levers(Self.messagesPrefetch))
+        case .members: return ActivityScope(pane: "members", rootEntity: "ChatMember", levers: levers(Self.membersPrefetch))
+        case .sqlLog: return ActivityScope()
+        }
+    }
+
+    /// The smallest batch size `b` offers.
+    static let batchSizeOffered = BrowserSettings.batchSizes.first { $0 > 0 } ?? 20
 
     /// The action a key asks for, given what is on screen: overlays and the search field take keys first.
     public func action(for key: Key) -> BrowserAction? {
@@ -211,7 +237,7 @@ public final class BrowserModel {
         }
     }
 
-    private var layout: Layout { Layout(state) }
+    var layout: Layout { Layout(state) }
 
     /// Whether anything waits to be merged: a save of another context, or another process's commit (one
     /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.
@@ -325,9 +351,3 @@ public final class BrowserModel {
     }
 }
 
-/// What one action cost: the graph's counters over it and its wall time.
-public struct ActionCost: Sendable {
-    public let action: String
-    public let totals: GraphCounters.Totals
-    public let duration: Duration
-}

@@ -74,6 +74,11 @@ public enum KeyTable {
         }
     }
 
+    /// The first key bound to `action`, as the help writes it (`p`): what advice tells the user to press.
+    static func keyLabel(for action: BrowserAction) -> String {
+        bindings.first { $0.action == action }?.keys.first?.label ?? "?"
+    }
+
     /// The hint bar's entries for a pane, in the table's order, which is also their priority when the bar is short.
     static func hints(for pane: Pane) -> [String] {
         bindings.filter { $0.hint != nil && ($0.panes.isEmpty || $0.panes.contains(pane)) }.compactMap(\.hint)

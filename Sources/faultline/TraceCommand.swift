@@ -34,6 +34,9 @@ struct TraceCommand: ParsableCommand {
 
     @OptionGroup var sqlDebug: SQLDebugOptions
 
+    /// How many statements `--json` lists at most (the newest); a script that runs more lists the last ones.
+    static let jsonLogCapacity = 200_000
+
     func run() throws {
         guard let screenSize = Layout.size(size) else {
             throw CommandFailure("--size '\(size)': give WIDTHxHEIGHT, e.g. 120x40, each side from 1 to \(Layout.sideRange.upperBound)")
@@ -50,7 +53,9 @@ struct TraceCommand: ParsableCommand {
         try sqlDebug.checkLogFile(notOverwriting: [path])
         let model: BrowserModel
         do {
-            model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height)
+            // The log keeps every statement the JSON lists.
+            model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height,
+                                     logCapacity: json ? Self.jsonLogCapacity : ActivityMonitor.defaultLogCapacity)
         } catch {
             throw CommandFailure(error)
         }
@@ -62,7 +67,7 @@ struct TraceCommand: ParsableCommand {
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            try Output.write(TraceReport(screen: screen, costs: costs).json() + "\n")
+            try Output.write(TraceReport(screen: screen, summaries: costs, log: model.activity.entries).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }
@@ -71,6 +76,15 @@ struct TraceCommand: ParsableCommand {
 
 /// `trace --json`'s shape.
 struct TraceReport: Encodable {
+    /// One statement an action ran: the pane whose reads ran it (none for a save or a preview), its cause as the
+    /// SQL log writes it, the rows it returned or changed, and the SQL.
+    struct Statement: Encodable {
+        let pane: String?
+        let cause: String
+        let rows: Int
+        let sql: String
+    }
+
     struct Cost: Encodable {
         let action: String
         let sql: Int
@@ -80,21 +94,31 @@ struct TraceReport: Encodable {
         let relationshipFaults: Int
         let fetches: Int
         let ms: Double
+        /// The panel's warnings after the action, as it words them.
+        let warnings: [String]?
+        /// Every statement, in the order it ran (the totals have none).
+        let statements: [Statement]?
 
         init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, relationshipFaults: Int, fetches: Int, ms: Double) {
             (self.action, self.sql, self.faults, self.cacheHits) = (action, sql, faults, cacheHits)
             (self.cacheMisses, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, relationshipFaults, fetches, ms)
+            (warnings, statements) = (nil, nil)
         }
 
-        init(_ cost: ActionCost) {
-            action = cost.action
-            sql = cost.totals.statements
-            faults = cost.totals.objectFaults
-            cacheHits = cost.totals.cacheHits
-            cacheMisses = cost.totals.cacheMisses
-            relationshipFaults = cost.totals.relationshipFaults
-            fetches = cost.totals.fetches
-            ms = Double(cost.duration.components.attoseconds) / 1e15 + Double(cost.duration.components.seconds) * 1000
+        init(_ summary: ActionSummary, log: [SQLLogEntry]) {
+            action = summary.action
+            sql = summary.counts.statements
+            faults = summary.counts.objectFaults
+            cacheHits = summary.counts.cacheHits
+            cacheMisses = summary.counts.cacheMisses
+            relationshipFaults = summary.counts.relationshipFaults
+            fetches = summary.counts.fetches
+            ms = Double(summary.duration.components.attoseconds) / 1e15 + Double(summary.duration.components.seconds) * 1000
+            warnings = summary.warnings.map(\.message)
+            // The log is newest first.
+            statements = log.filter { summary.entryNumbers.contains($0.number) }.reversed().map { entry in
+                Statement(pane: entry.pane, cause: entry.cause.description, rows: entry.rows, sql: entry.sql)
+            }
         }
     }
 
@@ -103,9 +127,9 @@ struct TraceReport: Encodable {
     /// The sums over every action (its `action` is "totals").
     let totals: Cost
 
-    init(screen: String, costs: [ActionCost]) {
+    init(screen: String, summaries: [ActionSummary], log: [SQLLogEntry]) {
         self.screen = screen
-        let actions = costs.map(Cost.init)
+        let actions = summaries.map { Cost($0, log: log) }
         func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
         self.actions = actions
         totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),

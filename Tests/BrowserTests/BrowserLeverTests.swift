@@ -81,9 +81,9 @@ import Testing
 
     @Test func emptyingTheRowCacheMakesTheScreenReadItsRowsAgain() throws {
         let model = try model()
-        #expect(model.apply(.down).totals.statements == 0)
+        #expect(model.apply(.down).counts.statements == 0)
         let cleared = model.apply(.clearCache)
-        #expect(cleared.totals.statements > 0)
+        #expect(cleared.counts.statements > 0)
         #expect(model.state.message?.hasPrefix("row cache emptied") == true)
         #expect(model.state.chatList.rows.count > 10)
     }

@@ -14,10 +14,20 @@ import Testing
         return path
     }()
 
+    struct Statement: Decodable {
+        let pane: String?
+        let cause: String
+        let rows: Int
+        let sql: String
+    }
+
     struct Cost: Decodable {
         let action: String
         let sql, faults, cacheHits, cacheMisses, relationshipFaults, fetches: Int
         let ms: Double
+        /// Absent from the totals.
+        let warnings: [String]?
+        let statements: [Statement]?
     }
 
     struct Report: Decodable {
@@ -26,8 +36,8 @@ import Testing
         let totals: Cost
     }
 
-    private func trace(_ script: String, _ options: [String] = []) throws -> Report {
-        let result = try FaultlineBinary.run(["trace", Self.fixture, "--json", "--script", script] + options)
+    func trace(_ script: String, _ options: [String] = [], store: String = fixture) throws -> Report {
+        let result = try FaultlineBinary.run(["trace", store, "--json", "--script", script] + options)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         return try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
     }
@@ -84,8 +94,11 @@ import Testing
         let groupRows = rows.filter { $0.contains(#/👥\d+/#) }
         #expect(groupRows.count > 5)
         #expect(toggled.relationshipFaults == groupRows.count, "\(toggled.relationshipFaults) for \(groupRows.count) rows")
-        #expect(report.screen.contains("count of Chat.members fired the"), "the warning names the count: \(report.screen)")
-        #expect(report.screen.contains("(derived count)"), "and suggests the derived one")
+        let warnings = toggled.warnings ?? []
+        #expect(warnings.contains { $0.hasPrefix("count of Chat.members in chat list fired the relationship (") },
+                "the warning names the count and the pane: \(warnings)")
+        #expect(warnings.contains { $0.hasSuffix("— press c to read membersCount (derived count)") }, "and the key for the derived one")
+        #expect(report.screen.contains("count of Chat.members in chat list"), "the panel shows it: \(report.screen)")
     }
 
     /// The panel on the screen shows the same figures as the JSON, and the JSON's statements are the statements the

@@ -61,7 +61,7 @@ public enum SQLLogView {
             let most = entries.lazy.map(\.rows).max() ?? 0
             let widest = most == 1 && entries.contains { $0.rows == 0 } ? 0 : most
             rows = width < 24 ? 0 : DisplayWidth.of(SQLLogView.rowsText(widest))
-            cause = width < 40 ? 0 : min(width / 4, visible.map { DisplayWidth.of(SQLLogView.causeText($0.cause)) }.max() ?? 0)
+            cause = width < 40 ? 0 : min(width / 4, visible.map { DisplayWidth.of(SQLLogView.causeText($0)) }.max() ?? 0)
         }
     }
 
@@ -74,7 +74,7 @@ public enum SQLLogView {
             spans.append(Span(" " + DisplayWidth.fitRight(rowsText(entry.rows), width: columns.rows), style(.muted)))
         }
         if columns.cause > 0 {
-            spans.append(Span(" " + DisplayWidth.fit(causeText(entry.cause), width: columns.cause), style(.accent)))
+            spans.append(Span(" " + DisplayWidth.fit(causeText(entry), width: columns.cause), style(.accent)))
         }
         let used = max(columns.duration, duration.count) + (columns.rows > 0 ? columns.rows + 1 : 0) + (columns.cause > 0 ? columns.cause + 1 : 0)
         spans.append(Span(" " + shortened(ActivityFormat.oneLine(entry.sql), width: width - used - 1), style(.plain)))
@@ -93,5 +93,8 @@ public enum SQLLogView {
 
     private static func rowsText(_ rows: Int) -> String { ActivityFormat.count(rows, "row") }
 
-    private static func causeText(_ cause: StatementCause) -> String { ActivityFormat.oneLine(cause.description) }
+    /// The statement's cause, after the pane that ran it when one did: `messages: fault of User.name`.
+    static func causeText(_ entry: SQLLogEntry) -> String {
+        ActivityFormat.oneLine((entry.pane.map { "\($0): " } ?? "") + entry.cause.description)
+    }
 }

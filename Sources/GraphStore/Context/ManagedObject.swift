@@ -244,6 +244,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Values changed since the last save, by key (to-ones as `ObjectID?`, to-manys as the changed member IDs).
+    /// The names of the attributes, to-ones and to-manys changed since the last save (not an inserted object's).
+    var changedKeyNames: Set<String> {
+        var names = Set<String>()
+        for (index, _) in attributeChanges.entries { names.insert(mapping.attributes[index].name) }
+        for (index, _) in toOneChanges.entries { names.insert(mapping.toOnes[index].name) }
+        for (index, state) in toManyStates where state.hasChanges { names.insert(mapping.toManys[index].name) }
+        return names
+    }
+
     public final func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         if isInsertedFlag {

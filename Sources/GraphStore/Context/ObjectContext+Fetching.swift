@@ -6,11 +6,23 @@ extension ObjectContext {
     /// prefetched relationships are loaded, and unsaved changes are applied unless `includesPendingChanges` is off.
     /// With `fetchBatchSize` > 0 the result loads its batches as they are touched.
     public func fetch(_ request: FetchRequest) throws(ContextError) -> FetchedObjects {
+        try fetch(request, firstReading: 0)
+    }
+
+    /// Like `fetch(_:)`, for a caller that reads index `firstIndex` first (a screen that stays where it was after
+    /// fetching again): a windowed batched result reads the batch holding it in its first statement, instead of
+    /// the first batch. Other results are as `fetch(_:)` makes them.
+    public func fetch(_ request: FetchRequest, firstReading firstIndex: Int) throws(ContextError) -> FetchedObjects {
         var plan = try FetchPlan(request, coordinator: coordinator)
-        let pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
+        var pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
+        if request.fetchBatchSize > 0, let unsaved = pending, unsaved.leavesStoreOrder(of: request, plan: plan) {
+            // Only deletions change the result: the store leaves the deleted rows out, and the result stays batched.
+            plan.excludePrimaryKeys(unsaved.deleted.map(\.primaryKey).sorted())
+            pending = nil
+        }
         if request.fetchBatchSize > 0, pending == nil {
             if request.batchingMode == .windowed { plan.breakTiesByPrimaryKey() }
-            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan))
+            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan, startingAt: firstIndex))
         }
         let start = ContinuousClock.now
         // Pending changes can move objects across the window, so the window is then applied after merging.
@@ -334,6 +346,17 @@ extension ObjectContext {
         var inserted: [ManagedObject]
         var changed: [ManagedObject]
         var deleted: Set<ObjectID>
+
+        /// Whether the store's rows, less the deleted ones, are the result in its order: nothing matching was
+        /// inserted, and no changed object changed a key the predicate or the sort reads. A batched fetch can then
+        /// leave the deleted rows out in SQL and stay batched, instead of reading every row to merge in memory.
+        func leavesStoreOrder(of request: FetchRequest, plan: FetchPlan) -> Bool {
+            guard inserted.isEmpty else { return false }
+            guard !changed.isEmpty else { return true }
+            var read = request.predicate?.rootKeys ?? []
+            for descriptor in request.sortDescriptors { read.insert(String(descriptor.keyPath.prefix { $0 != "." })) }
+            return changed.allSatisfy { $0.changedKeyNames.isDisjoint(with: read) }
+        }
     }
 
     func pendingObjects(for plan: FetchPlan) -> PendingObjects? {

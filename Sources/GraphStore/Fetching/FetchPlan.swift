@@ -13,8 +13,8 @@ struct FetchPlan {
     /// `ZCHAT t0` followed by the predicate's and sort's joins.
     private(set) var from: String
     /// ` WHERE …` or "".
-    let whereClause: String
-    let arguments: [AttributeValue]
+    private(set) var whereClause: String
+    private(set) var arguments: [AttributeValue]
     /// ` ORDER BY …` or "" (no sort descriptors: SQLite's order, as Core Data leaves it).
     var orderBy: String {
         orderTerms.isEmpty ? "" : " ORDER BY " + orderTerms.map { $0.ascending ? $0.column : $0.column + " DESC" }.joined(separator: ", ")
@@ -84,6 +84,25 @@ struct FetchPlan {
         guard !sortColumns.contains("t0.Z_PK") else { return }
         orderTerms.append(("t0.Z_PK", true))
     }
+
+    /// Leaves the rows with these primary keys out of every statement (objects deleted in memory, not yet saved).
+    /// A few are bound one by one; many go as one JSON array, within SQLite's limit on bound values.
+    mutating func excludePrimaryKeys(_ keys: [Int64]) {
+        guard !keys.isEmpty else { return }
+        let clause: String
+        if keys.count <= Self.inlineExclusionLimit {
+            clause = "t0.Z_PK NOT IN (\(Self.placeholders(keys.count)))"
+            arguments += keys.map { .integer($0) }
+        } else {
+            clause = "t0.Z_PK NOT IN (SELECT value FROM json_each(?))"
+            arguments.append(.string("[" + keys.map(String.init).joined(separator: ",") + "]"))
+        }
+        // The conditions so far may be one predicate with ORs: they are kept together.
+        whereClause = whereClause.isEmpty ? " WHERE " + clause : " WHERE (" + whereClause.dropFirst(" WHERE ".count) + ") AND " + clause
+    }
+
+    /// How many excluded keys are bound one by one.
+    static let inlineExclusionLimit = 50
 
     /// The qualified column for a key path through to-ones, joining what it needs (for dictionary results).
     mutating func column(forKeyPath keyPath: String) throws(ContextError) -> String {
