@@ -42,7 +42,12 @@ import Testing
         let frame = BrowserView.frame(model.state, activity: model.activity, now: Self.now)
         #expect(frame.lines.count == size.height)
         #expect(frame.lines.allSatisfy { DisplayWidth.of($0.text) == size.width }, "every line is the frame's width")
-        let text = Self.normalizingDurations(frame.text)
+        // Where the panes' own edges are on each line, from the same screen without its overlay: a border of the
+        // overlay anywhere else cuts what it covers.
+        var bare = model.state
+        bare.overlay = .none
+        let edges = BrowserView.frame(bare, activity: model.activity, now: Self.now).lines.map { Self.ruleColumns($0.text) }
+        let text = Self.normalizingDurations(frame.text, paneEdges: edges)
         #expect(text.split(separator: "\n", omittingEmptySubsequences: false).allSatisfy { DisplayWidth.of(String($0)) == size.width },
                 "the durations' placeholders keep every line the frame's width")
         Snapshot.check(text, named: "\(screen.rawValue)-\(size.testDescription)")
@@ -135,6 +140,11 @@ import Testing
             #expect(Self.normalizingDurations("ab│ help │\(cut)  rows 201") == "ab│ help │~~  rows 201")
         }
         #expect(Self.normalizingDurations("ab│485µs  20 rows").contains(Self.placeholder))
+        // Knowing where the panes' edges are: after an overlay's border, what reads as whole was cut all the same.
+        for shown in ["85µs", ".7ms", "12ms", ".23s"] {
+            #expect(Self.normalizingDurations("ab│\(shown)  20 rows", paneEdges: [[]]) == "ab│~~~~  20 rows")
+        }
+        #expect(Self.normalizingDurations("ab│485µs  20 rows", paneEdges: [[2]]).contains(Self.placeholder))
     }
 
     /// Carries out the actions that lead to `screen`.
@@ -181,21 +191,39 @@ import Testing
     ///
     /// A duration an overlay covers but for its end (`│ms` at the overlay's right border, the `2.7` hidden) keeps its
     /// place: what shows of it becomes `~` characters, one per column, since the unit too (`µs`, `ms`) changes with
-    /// the timing. (What reads as a whole duration there is taken as one.)
-    static func normalizingDurations(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { normalizingDurations(inLine: maskingCutDurations(String($0))) }
-            .joined(separator: "\n")
+    /// the timing. Given `paneEdges` (per line, the columns of the panes' own `│`), a duration right after any other
+    /// border is always taken as cut, even when what shows reads as whole (`│85µs` of `485µs`: the same column shows
+    /// `│.7ms` when the timing is `2.7ms`); without them, what reads as a whole duration there is taken as one.
+    static func normalizingDurations(_ text: String, paneEdges: [[Int]]? = nil) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { index, line in
+            let edges = paneEdges.map { $0.indices.contains(index) ? Set($0[index]) : [] }
+            return normalizingDurations(inLine: maskingCutDurations(String(line), paneEdges: edges))
+        }
+        .joined(separator: "\n")
+    }
+
+    /// The display columns of the box-drawing rules (`│`) in a line.
+    static func ruleColumns(_ line: String) -> [Int] {
+        var columns: [Int] = []
+        var column = 0
+        for character in line {
+            if character == "│" { columns.append(column) }
+            column += DisplayWidth.of(String(character))
+        }
+        return columns
     }
 
     /// The ends of durations cut by an overlay's border, as `~`s.
-    private static func maskingCutDurations(_ line: String) -> String {
+    private static func maskingCutDurations(_ line: String, paneEdges: Set<Int>?) -> String {
         let expression = try! NSRegularExpression(pattern: #"(?<=[│╮╯╰╭])[\d.]*(?:µs|ms|s)(?![\p{L}\p{N}])"#)
         let whole = try! NSRegularExpression(pattern: "^(?:" + durationPattern + ")$")
         var result = line
         for match in expression.matches(in: line, range: NSRange(line.startIndex..., in: line)).reversed() {
             guard let range = Range(match.range, in: result) else { continue }
             let fragment = String(result[range])
-            guard whole.firstMatch(in: fragment, range: NSRange(fragment.startIndex..., in: fragment)) == nil else { continue }
+            let borderColumn = DisplayWidth.of(String(result[..<range.lowerBound])) - 1
+            let cutForSure = paneEdges.map { !$0.contains(borderColumn) } ?? false
+            guard cutForSure || whole.firstMatch(in: fragment, range: NSRange(fragment.startIndex..., in: fragment)) == nil else { continue }
             result.replaceSubrange(range, with: String(repeating: "~", count: fragment.count))
         }
         return result
