@@ -84,6 +84,9 @@ public struct Layout: Equatable, Sendable {
     /// Rows for content in a pane (its first row is its title).
     static func contentRows(_ rect: Rect) -> Int { max(0, rect.height - 1) }
 
-    /// How many chats the chat list shows in `rect`: each takes `ChatListView.linesPerChat` rows.
-    static func chatsShown(_ rect: Rect) -> Int { contentRows(rect) / ChatListView.linesPerChat }
+    /// Screen lines each chat of the chat list takes (its title line, then its last message).
+    public static var linesPerChat: Int { ChatListView.linesPerChat }
+
+    /// How many chats the chat list shows in `rect`: each takes `linesPerChat` rows.
+    public static func chatsShown(_ rect: Rect) -> Int { contentRows(rect) / linesPerChat }
 }
