@@ -291,7 +291,7 @@ public final class BrowserModel {
         if layout.chats.contains(row: row, column: column), row > layout.chats.row {
             state.focus = .chats
             let index = state.chatList.top + (row - layout.chats.row - 1) / ChatListView.linesPerChat
-            if index < state.chatList.count { move(by: index - state.chatList.selected) }
+            if index < state.chatList.top + state.chatList.rows.count { move(by: index - state.chatList.selected) }
         } else if layout.main.contains(row: row, column: column), let open = state.openChat {
             state.focus = state.showMembers ? .members : .messages
             let line = row - layout.main.row
