@@ -17,6 +17,9 @@ public enum BrowserAction: Equatable, Sendable {
     /// Start typing a search (the `/` key); `search(text)` runs it (an empty text clears it).
     case beginSearch
     case search(String)
+    /// While the search field is open: filters the list by what is typed so far (the browser sends it once typing
+    /// pauses), keeping the field open.
+    case refine
     case delete, confirm, cancel
     case save, undo, redo
     case togglePrefetch, toggleBatchMode, toggleDerived
@@ -32,6 +35,8 @@ public enum BrowserAction: Equatable, Sendable {
     case explain
     case help
     case quit
+    /// At the quit question: save, then quit if the save went through.
+    case saveAndQuit
     case resize(width: Int, height: Int)
     case click(row: Int, column: Int)
     case scrollUp(row: Int, column: Int)
@@ -56,6 +61,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .members: "members"
         case .beginSearch: "find"
         case .search(let text): text.isEmpty ? "search" : "search \(text)"
+        case .refine: "refine"
         case .delete: "delete"
         case .confirm: "confirm"
         case .cancel: "cancel"
@@ -73,6 +79,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .explain: "explain"
         case .help: "help"
         case .quit: "quit"
+        case .saveAndQuit: "save-and-quit"
         case .resize(let width, let height): "resize \(width)x\(height)"
         case .click(let row, let column): "click \(row) \(column)"
         case .scrollUp(let row, let column): "scroll-up \(row) \(column)"
@@ -96,7 +103,7 @@ public enum BrowserAction: Equatable, Sendable {
         let all: [BrowserAction] = [
             .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .members, .delete, .confirm, .cancel,
             .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .cycleBatch, .clearCache,
-            .resetCounters, .merge, .explain, .help, .quit,
+            .resetCounters, .merge, .explain, .help, .quit, .saveAndQuit, .refine,
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
     }()

@@ -10,7 +10,9 @@ extension BrowserModel {
         var request = FetchRequest(entityName: "Chat", sortDescriptors: [
             .init("isPinned", ascending: false), .init("lastMessageAt", ascending: false), .init("SELF"),
         ])
-        if !state.chatList.search.isEmpty, let predicate = try? GraphStore.Predicate(format: "title CONTAINS[cd] %@", state.chatList.search) {
+        if !state.chatList.search.isEmpty,
+           let predicate = try? GraphStore.Predicate(format: "title CONTAINS[cd] %@ OR ANY members.user.name CONTAINS[cd] %@",
+                                                     state.chatList.search, state.chatList.search) {
             request.predicate = predicate
         }
         configure(&request, keyPaths: Self.chatListPrefetch)

@@ -102,6 +102,10 @@ public final class BrowserModel {
     /// The action a key asks for, given what is on screen: overlays and the search field take keys first.
     public func action(for key: Key) -> BrowserAction? {
         if case .resize(let width, let height) = key { return .resize(width: width, height: height) }
+        // A window too small shows no pane: only quitting (which asks first when changes are unsaved) is taken.
+        if Layout.isTooSmall(width: state.width, height: state.height) {
+            return key == .character("q") && state.overlay == .none ? .quit : nil
+        }
         switch state.overlay {
         case .deletePreview:
             switch key {
@@ -111,12 +115,21 @@ public final class BrowserModel {
             }
         case .confirmQuit:
             switch key {
+            case .character("w"): return .saveAndQuit
             case .character("y"): return .confirm
             case .character("n"), .escape: return .cancel
             default: return nil
             }
         case .help:
             // The help scrolls when the window is too short for it; any other key closes it.
+            switch key {
+            case .up, .character("k"): return .up
+            case .down, .character("j"): return .down
+            case .pageUp: return .pageUp
+            case .pageDown, .character(" "): return .pageDown
+            default: return .cancel
+            }
+        case .sqlDetail:
             switch key {
             case .up, .character("k"): return .up
             case .down, .character("j"): return .down
@@ -162,6 +175,11 @@ public final class BrowserModel {
         case .down where state.overlay == .help: scrollHelp(by: 1)
         case .pageUp where state.overlay == .help: scrollHelp(by: -OverlayView.helpRowsShown(state))
         case .pageDown where state.overlay == .help: scrollHelp(by: OverlayView.helpRowsShown(state))
+        case .up where isShowingSQLDetail: scrollSQLDetail(by: -1)
+        case .down where isShowingSQLDetail: scrollSQLDetail(by: 1)
+        case .pageUp where isShowingSQLDetail: scrollSQLDetail(by: -max(1, state.height - 8))
+        case .pageDown where isShowingSQLDetail: scrollSQLDetail(by: max(1, state.height - 8))
+        case .open where state.focus == .sqlLog: showSQLDetail()
         case .up: move(by: -1)
         case .down: move(by: 1)
         case .pageUp: move(by: -pageSize)
@@ -172,21 +190,26 @@ public final class BrowserModel {
         case .back: goBack()
         case .nextPane: cycleFocus()
         case .members: toggleMembers()
-        case .beginSearch: state.overlay = .search(state.chatList.search)
+        case .beginSearch:
+            state.chatList.searchBefore = state.chatList.search
+            state.overlay = .search(state.chatList.search)
+        case .refine:
+            if case .search(let text) = state.overlay, text != state.chatList.search { applySearch(text) }
         case .type(let character):
             if case .search(let text) = state.overlay { state.overlay = .search(text + String(character)) }
         case .erase:
             if case .search(let text) = state.overlay { state.overlay = .search(String(text.dropLast())) }
         case .search(let text):
             state.overlay = .none
-            state.chatList.search = text
-            state.chatList.selected = 0
-            state.chatList.top = 0
-            reloadChats()
-            state.message = text.isEmpty ? "search cleared" : "\(state.chatList.count) chats match '\(text)'"
+            if text != state.chatList.search { applySearch(text) }
+            state.message = text.isEmpty ? "search cleared" : "\(ActivityFormat.count(state.chatList.count, "chat")) match '\(text)'"
         case .delete: previewDelete()
         case .confirm: confirm()
         case .cancel:
+            if case .search = state.overlay, state.chatList.search != state.chatList.searchBefore {
+                // Esc leaves the list as it was before the field opened.
+                applySearch(state.chatList.searchBefore)
+            }
             if state.overlay == .none { goBack() } else { state.overlay = .none }
         case .save: save()
         case .undo: undo()
@@ -231,6 +254,11 @@ public final class BrowserModel {
             } else {
                 state.quitRequested = true
             }
+        case .saveAndQuit:
+            state.overlay = .none
+            save()
+            // A refused or failed save leaves its message up and the browser open.
+            if !state.messageIsError, !context.hasChanges { state.quitRequested = true }
         case .click(let row, let column): click(row: row, column: column)
         case .scrollUp(let row, let column): scroll(by: -3, row: row, column: column)
         case .scrollDown(let row, let column): scroll(by: 3, row: row, column: column)
@@ -238,6 +266,17 @@ public final class BrowserModel {
     }
 
     var layout: Layout { Layout(state) }
+
+    /// Whether the context holds changes not saved yet (quitting asks first).
+    public var hasUnsavedChanges: Bool { context.hasChanges }
+
+    /// Ctrl-C: quits like `q`, asking first when changes are unsaved; a second Ctrl-C at that question quits without
+    /// saving. Returns whether the browser should end now.
+    public func interrupt() -> Bool {
+        guard hasUnsavedChanges, state.overlay != .confirmQuit else { return true }
+        apply(.quit)
+        return false
+    }
 
     /// Whether anything waits to be merged: a save of another context, or another process's commit (one
     /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.
@@ -318,6 +357,47 @@ public final class BrowserModel {
             state.focus = .sqlLog
         }
         move(by: delta)
+    }
+
+    /// Whether the search field holds text the list is not filtered by yet: the terminal loop sends `.refine`
+    /// once typing pauses.
+    public var searchIsPending: Bool {
+        if case .search(let text) = state.overlay { text != state.chatList.search } else { false }
+    }
+
+    /// Filters the chat list by `text` (titles and members' names), from the top; the open chat closes, as it may
+    /// no longer be in the list.
+    private func applySearch(_ text: String) {
+        state.chatList.search = text
+        state.chatList.selected = 0
+        state.chatList.top = 0
+        if openChat != nil { closeChat() }
+        reloadChats()
+    }
+
+    private var isShowingSQLDetail: Bool {
+        if case .sqlDetail = state.overlay { true } else { false }
+    }
+
+    /// The selected log row's statement in full, with its query plan.
+    private func showSQLDetail() {
+        let entries = activity.entries
+        guard entries.indices.contains(state.sqlSelected) else {
+            state.message = "no statement selected"
+            return
+        }
+        let entry = entries[state.sqlSelected]
+        // A plan is asked for reads only; the store explains without running the statement.
+        let plan = try? coordinator.explain(entry.sql, arguments: entry.arguments)
+        state.overlay = .sqlDetail(SQLDetail(entry: entry, queryPlan: plan))
+    }
+
+    private func scrollSQLDetail(by rows: Int) {
+        guard case .sqlDetail(var detail) = state.overlay else { return }
+        let width = min(state.width - 4, 104) - 4
+        let last = SQLDetailView.lastTop(detail, width: width, height: max(3, state.height - 4))
+        detail.top = max(0, min(last, detail.top + rows))
+        state.overlay = .sqlDetail(detail)
     }
 
     private func explainSelected() {

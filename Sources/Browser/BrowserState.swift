@@ -54,6 +54,8 @@ public enum Overlay: Equatable, Sendable {
     case confirmQuit
     /// The search field being typed.
     case search(String)
+    /// One statement of the SQL log in full (Enter on a log row).
+    case sqlDetail(SQLDetail)
 }
 
 /// What deleting the selected object would take with it, from `deletionPlan(for:)`.
@@ -81,6 +83,8 @@ public struct ChatListState: Equatable, Sendable {
     public var rows: [ChatRow] = []
     /// The search applied to the list ("" for none).
     public var search = ""
+    /// The filter in force when the search field opened: Esc goes back to it.
+    public var searchBefore = ""
 }
 
 /// One chat of the chat list, as a messenger shows it (two lines: title, marks and time; then the last message).

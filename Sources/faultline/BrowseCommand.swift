@@ -37,6 +37,9 @@ struct BrowseCommand: ParsableCommand {
         try Self.browse(browser, sqlDebug: sqlDebug, liveRate: live ? liveRate : nil)
     }
 
+    /// Milliseconds without a key after which the typed search filters the list.
+    static let searchPause = 150
+
     /// - Parameter liveRate: messages a second for the simulated writer; nil for none.
     static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil) throws {
         // Without a usable terminal nothing else is worth doing (not even making the default store, or opening the
@@ -78,13 +81,16 @@ struct BrowseCommand: ParsableCommand {
         defer { model.stopLiveWriter() }
         while !model.state.quitRequested {
             screen.draw(BrowserView.frame(model.state, activity: model.activity))
-            let key = screen.readKey(timeoutMilliseconds: 250)
-            if let signal = screen.pendingSignal {
+            // While a search is typed, the list follows once typing pauses.
+            let key = screen.readKey(timeoutMilliseconds: model.searchIsPending ? Self.searchPause : 250)
+            if let signal = screen.takePendingSignal(), signal != SIGINT || model.interrupt() {
+                // Ctrl-C with unsaved changes asks first (model.interrupt); a closed terminal or kill cannot.
                 screen.close()
                 withExtendedLifetime(log) {}
                 Foundation.exit(128 + signal)
             }
             if let key, let action = model.action(for: key) { model.apply(action) }
+            if key == nil, model.searchIsPending { model.apply(.refine) }
             // Between keys (or every quarter second when idle): other contexts' saves and other processes' commits
             // are merged, unless a dialog is open.
             if model.state.overlay == .none, model.hasPendingChanges() { model.apply(.merge) }

@@ -40,6 +40,11 @@ public enum BrowserView {
     }
 
     static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {
+        if case .search(let text) = state.overlay {
+            let count = state.chatList.search == text ? " · " + ActivityFormat.count(state.chatList.count, "chat") + " match" : ""
+            return PaneView.fitted([Span(" / ", Style(.accent, bold: true)), Span(ControlCharacters.replaced(in: text, by: " ") + "▏", Style(.status)),
+                                    Span(count, Style(.status))], width: width, fill: Style(.status))
+        }
         let settings = state.settings
         // A long file name must not push the settings and the unsaved count off the line.
         let name = DisplayWidth.truncate(state.storeName, width: max(12, width / 4))
@@ -61,9 +66,10 @@ public enum BrowserView {
         var kept: [String] = []
         switch state.overlay {
         case .deletePreview: hints = ["y/Enter delete", "n/Esc cancel"]
-        case .confirmQuit: hints = ["y discard and quit", "n stay"]
-        case .search: hints = ["type a title", "Enter search", "Esc cancel"]
+        case .confirmQuit: hints = ["w save and quit", "y discard and quit", "n stay"]
+        case .search: hints = ["type a title or a member's name", "Enter keep", "Esc cancel"]
         case .help: hints = ["↑↓ scroll", "other keys close"]
+        case .sqlDetail: hints = ["↑↓ scroll", "other keys close"]
         case .none:
             hints = KeyTable.hints(for: state.focus)
             kept = KeyTable.keptHints

@@ -53,11 +53,15 @@ enum OverlayView {
             return (lines, width)
         case .confirmQuit:
             return ([StyledLine("Unsaved changes", Style(.warning, bold: true)), StyledLine(state.pending ?? ""),
-                     StyledLine([Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
+                     StyledLine([Span("w", Style(.accent, bold: true)), Span(" save and quit · "),
+                                 Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
                     min(state.width - 4, 50))
-        case .search(let text):
-            return ([StyledLine([Span("Search chats: ", Style(.title, bold: true)), Span(text + "▏", Style(.accent))]),
-                     StyledLine("Enter searches · Esc cancels", Style(.muted))], min(state.width - 4, 50))
+        case .sqlDetail(let detail):
+            let width = min(state.width - 4, 104)
+            return (SQLDetailView.box(detail, width: width - 4, height: max(3, state.height - 4)), width)
+        case .search:
+            // The field is in the status line, so the list it filters stays in view.
+            return nil
         }
     }
 

@@ -9,6 +9,8 @@ public struct FetchedObjects: RandomAccessCollection {
     private enum Storage {
         case loaded([ManagedObject], retained: [ManagedObject])
         case batched(BatchedFetch)
+        /// The store's rows batched, with unsaved objects at their places (ascending), which the rows leave out.
+        case placed(BatchedFetch, [(index: Int, object: ManagedObject)])
     }
 
     private let storage: Storage
@@ -21,6 +23,11 @@ public struct FetchedObjects: RandomAccessCollection {
         storage = .batched(batches)
     }
 
+    /// `batches` with `placed` objects at their indexes in the result (ascending, each within the final count).
+    init(batches: BatchedFetch, placing placed: [(index: Int, object: ManagedObject)]) {
+        storage = placed.isEmpty ? .batched(batches) : .placed(batches, placed)
+    }
+
     /// No objects: a result to start from before anything is fetched.
     public static var empty: FetchedObjects { FetchedObjects([], retaining: []) }
 
@@ -30,13 +37,22 @@ public struct FetchedObjects: RandomAccessCollection {
         switch storage {
         case .loaded(let objects, _): objects.count
         case .batched(let batches): batches.count
+        case .placed(let batches, let placed): batches.count + placed.count
         }
     }
 
     public subscript(position: Int) -> ManagedObject {
         switch storage {
-        case .loaded(let objects, _): objects[position]
-        case .batched(let batches): batches.object(at: position)
+        case .loaded(let objects, _): return objects[position]
+        case .batched(let batches): return batches.object(at: position)
+        case .placed(let batches, let placed):
+            var before = 0
+            for entry in placed {
+                if entry.index == position { return entry.object }
+                if entry.index > position { break }
+                before += 1
+            }
+            return batches.object(at: position - before)
         }
     }
 
@@ -44,15 +60,32 @@ public struct FetchedObjects: RandomAccessCollection {
     /// once or batched with all IDs first, the batches read so far (from the first, without gaps) when windowed.
     public var knownObjectIDs: [ObjectID] {
         switch storage {
-        case .loaded(let objects, _): objects.map(\.objectID)
-        case .batched(let batches): batches.knownPrefix
+        case .loaded(let objects, _): return objects.map(\.objectID)
+        case .batched(let batches): return batches.knownPrefix
+        case .placed(let batches, let placed):
+            var known: [ObjectID] = []
+            var stored = batches.knownPrefix[...]
+            var pending = placed[...]
+            while true {
+                if let next = pending.first, next.index == known.count {
+                    known.append(next.object.objectID)
+                    pending = pending.dropFirst()
+                } else if let id = stored.first {
+                    known.append(id)
+                    stored = stored.dropFirst()
+                } else {
+                    return known
+                }
+            }
         }
     }
 
     /// How a batched result stands; nil for a result loaded at once.
     public var batching: BatchingStatus? {
-        guard case .batched(let batches) = storage else { return nil }
-        return batches.status
+        switch storage {
+        case .loaded: return nil
+        case .batched(let batches), .placed(let batches, _): return batches.status
+        }
     }
 }
 
