@@ -266,7 +266,7 @@ public final class BrowserModel {
         }
     }
 
-    var layout: Layout { Layout(width: state.width, height: state.height) }
+    var layout: Layout { Layout(state) }
 
     /// Shows `text` on the status line until the next action (what the command line set up, say).
     public func announce(_ text: String) {
@@ -311,7 +311,7 @@ public final class BrowserModel {
     }
 
     private var pageSize: Int {
-        max(1, Layout.contentRows(state.focus == .chats ? layout.chats : layout.main) - 1)
+        max(1, (state.focus == .chats ? Layout.chatsShown(layout.chats) : Layout.contentRows(layout.main)) - 1)
     }
 
     /// Moves the focus `step` panes on (1 for Tab, -1 for Shift-Tab), round the panes on screen.
@@ -337,8 +337,8 @@ public final class BrowserModel {
         let layout = self.layout
         if layout.chats.contains(row: row, column: column), row > layout.chats.row {
             state.focus = .chats
-            let index = state.chatList.top + row - layout.chats.row - 1
-            if index < state.chatList.count { move(by: index - state.chatList.selected) }
+            let index = state.chatList.top + (row - layout.chats.row - 1) / ChatListView.linesPerChat
+            if index < state.chatList.top + state.chatList.rows.count { move(by: index - state.chatList.selected) }
         } else if layout.main.contains(row: row, column: column), let open = state.openChat {
             state.focus = state.showMembers ? .members : .messages
             let line = row - layout.main.row

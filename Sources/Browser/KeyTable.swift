@@ -81,14 +81,43 @@ public enum KeyTable {
         bindings.first { $0.action == action }?.keys.first?.label ?? "?"
     }
 
-    /// The hint bar's entries for a pane.
+    /// The hint bar's entries for a pane, in the table's order, which is also their priority when the bar is short.
     static func hints(for pane: Pane) -> [String] {
         bindings.filter { $0.hint != nil && ($0.panes.isEmpty || $0.panes.contains(pane)) }.compactMap(\.hint)
     }
 
-    /// The help overlay's lines: keys, then what they do.
+    /// Hints the bar keeps at every width, whatever else it must leave out: how to learn the rest, and how to leave.
+    static let keptHints = ["? help", "q quit"]
+
+    /// What the marks and styles on screen mean, for the help's second section.
+    static let markers: [(mark: String, meaning: String)] = [
+        ("bold line", "a chat's title; its last message below"),
+        ("You: …", "the last message is yours (handle 'me')"),
+        ("Ana: …", "who sent a group's last message"),
+        ("text alone", "a direct chat's last message, from them"),
+        ("👥40", "a group's members (not unread messages)"),
+        ("📌", "pinned: listed first"),
+        ("🔕", "muted"),
+        ("14:05 Fri date", "last message: today, this week, before"),
+        ("12/300", "the selected row's place in the list"),
+        ("┄ Tue 26 May", "the day of the messages below"),
+        ("↪ «Ana: …»", "a reply, quoting the message it answers"),
+        ("(edited)", "edited after it was sent"),
+        ("👍2 ❤️1", "reactions, with how many of each"),
+        ("[sticker] [image]", "not text: its name or caption"),
+        ("[file] name", "a file message, with the file's name"),
+        ("no messages", "the chat is empty"),
+        ("highlight", "the selection (coloured text: pane unfocused)"),
+    ]
+
+    /// The help overlay's lines: keys, then what they do; then the marks and what they mean. A row with an empty
+    /// meaning is a section heading.
     static func helpRows() -> [(keys: String, help: String)] {
         bindings.map { binding in (binding.keys.map(\.label).joined(separator: " "), binding.help) }
-            + [("click · wheel", "select a row · scroll")]
+            + [("click · wheel", "select a row · scroll"), ("", ""), (markersHeading, "")]
+            + markers.map { ($0.mark, $0.meaning) }
     }
+
+    /// The heading of the marks' section in the help.
+    static let markersHeading = "Marks on screen"
 }

@@ -104,9 +104,14 @@ import Testing
 
     @Test func aClickSelectsTheRowUnderItAndTheWheelScrolls() throws {
         let model = try model()
-        // Row 0 is the chat list's title; row 6 is its sixth chat.
-        model.apply(.click(row: 6, column: 5))
+        // Row 0 is the chat list's title; each chat takes two rows, so rows 11 and 12 are its sixth chat (either
+        // line selects it) and row 3 its second.
+        model.apply(.click(row: 3, column: 5))
+        #expect(model.state.chatList.selected == 1)
+        model.apply(.click(row: 12, column: 5))
         #expect(model.state.focus == .chats)
+        #expect(model.state.chatList.selected == 5)
+        model.apply(.click(row: 11, column: 5))
         #expect(model.state.chatList.selected == 5)
         model.apply(.open)
         let open = try #require(model.state.openChat)
@@ -140,10 +145,13 @@ import Testing
         #expect(!screen.contains("quit (asks"))
         #expect(model.action(for: .down) == .down)
         model.apply(.pageDown)
+        screen = BrowserView.frame(model.state, activity: model.activity).text
+        #expect(screen.contains("quit (asks"), "the keys' last rows after paging down:\n\(screen)")
+        #expect(!screen.contains("↑ k"))
+        // The marks follow the keys: the last of them after one more page.
         model.apply(.pageDown)
         screen = BrowserView.frame(model.state, activity: model.activity).text
-        #expect(screen.contains("quit (asks"), "the last rows after paging down:\n\(screen)")
-        #expect(!screen.contains("↑ k"))
+        #expect(screen.contains("the chat is empty"), "the help's last rows:\n\(screen)")
         #expect(model.action(for: .character("x")) == .cancel)
         model.apply(.cancel)
         #expect(model.state.overlay == .none)

@@ -91,7 +91,7 @@ import Testing
         #expect(report.screen.contains("counts counted"))
         // Only group chats show a count: one relationship fault per group row on the screen.
         let rows = report.screen.split(separator: "\n").dropFirst().compactMap { $0.split(separator: "│").first }
-        let groupRows = rows.filter { $0.contains(#/\(\d+\) /#) }
+        let groupRows = rows.filter { $0.contains(#/👥\d+/#) }
         #expect(groupRows.count > 5)
         #expect(toggled.relationshipFaults == groupRows.count, "\(toggled.relationshipFaults) for \(groupRows.count) rows")
         let warnings = toggled.warnings ?? []

@@ -77,6 +77,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The Core Data URI of the object: `x-coredata://<store UUID>/<Entity>/p<pk>`.
     public final var uriRepresentation: String { context?.coordinator.uri(for: objectID) ?? objectID.description }
 
+    /// Called by `ObjectContext.delete(_:)` just before the object is marked deleted, as Core Data's
+    /// `prepareForDeletion()` is: a subclass overrides it to keep values other objects copy from it current, for
+    /// example a chat's last message. Changes made here belong to the same undo step as the delete. Objects a
+    /// Cascade rule takes along are not passed through it: they go with the object that owns them (most of them
+    /// never loaded; the save deletes them set-based). Does nothing by default.
+    ///
+    /// ```swift
+    /// override func prepareForDeletion() {
+    ///     if let chat = lastMessageOf { chat.lastMessage = previousMessage }
+    /// }
+    /// ```
+    open func prepareForDeletion() {}
+
     /// The entity a subclass stands for (typed API): its Swift type name unless overridden.
     open class var entityName: String { String(describing: self) }
 
