@@ -20,8 +20,8 @@ extension BrowserModel {
     }
 
     /// What each pane's fetch prefetches when prefetching is on: what its rows draw beyond its own objects.
-    static let chatListPrefetch = ["lastMessage.sender"]
-    static let messagesPrefetch = ["sender", "replyTo.sender", "reactions"]
+    static let chatListPrefetch = ["lastMessage.sender", "lastMessage.attachments"]
+    static let messagesPrefetch = ["sender", "replyTo.sender", "reactions", "attachments"]
     static let membersPrefetch = ["user"]
 
     /// A chat's messages, newest first (the pane draws them oldest at the top).
@@ -60,7 +60,9 @@ extension BrowserModel {
         activity.enter(scope(of: .chats))
         do {
             let controller = FetchedResultsController(context: context, request: chatRequest())
-            try controller.performFetch()
+            // Fetched again where the list stays (after a toggle, a delete, clearing the cache), the first statement
+            // reads the rows on screen.
+            try controller.performFetch(firstReading: state.chatList.top)
             chatController = controller
             chats = controller.objects
             state.chatList.count = controller.objects.count

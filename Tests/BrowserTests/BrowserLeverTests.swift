@@ -40,8 +40,9 @@ import Testing
     @Test func thePrefetchCycleIsJoinedThenOffThenINStatements() throws {
         let model = try model()
         #expect(model.state.settings.prefetch == .joined)
-        // Joined: the last message and its sender come in the main statement, no prefetch statement of their own.
-        #expect(!statements(model).contains { if case .prefetch = $0.cause { true } else { false } })
+        // Joined: the last message and its sender come in the main statement, no prefetch statement of their own;
+        // only the to-many (the last message's attachments) has one.
+        #expect(statements(model).compactMap { if case .prefetch(let keyPath) = $0.cause { keyPath } else { nil } } == ["lastMessage.attachments"])
         #expect(statements(model).first?.sql.contains("LEFT JOIN") == true)
         // The rows are in the row cache already: the list reloads without faulting any row from SQLite, and the
         // message says how to see the difference.

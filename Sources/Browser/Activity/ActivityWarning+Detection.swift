@@ -55,9 +55,13 @@ extension ActivityWarning {
     }
 
     /// The same, each warning named for the scope whose fetch prefetches its key path, with advice from its levers.
+    /// With the browser's levers, a prefetch must also leave more objects unread than the smallest batch `b`
+    /// offers: what one batch reads beyond a short screen is the price of batching, which no setting lowers.
     public static func unusedPrefetches(_ uses: [PrefetchUse], scopes: [ActivityScope]) -> [ActivityWarning] {
-        uses.filter { $0.untouched >= unusedPrefetchThreshold && $0.untouched * 2 > $0.prefetched }.map { use in
+        uses.compactMap { use -> ActivityWarning? in
+            guard use.untouched >= unusedPrefetchThreshold, use.untouched * 2 > use.prefetched else { return nil }
             let scope = scopes.first { $0.levers?.prefetches(use.keyPath) == true } ?? ActivityScope()
+            if let levers = scope.levers, use.untouched <= levers.smallestBatchSize { return nil }
             let advice: String
             if let levers = scope.levers {
                 if levers.batchSize == 0 {
