@@ -21,6 +21,8 @@ public enum BrowserAction: Equatable, Sendable {
     /// While the search field is open: filters the list by what is typed so far (the browser sends it once typing
     /// pauses), keeping the field open.
     case refine
+    /// Enter in the search field: keeps the filter typed and closes the field.
+    case keepSearch
     case delete, confirm, cancel
     case save, undo, redo
     case togglePrefetch, toggleBatchMode, toggleDerived
@@ -64,6 +66,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .beginSearch: "find"
         case .search(let text): text.isEmpty ? "search" : "search \(text)"
         case .refine: "refine"
+        case .keepSearch: "keep-search"
         case .delete: "delete"
         case .confirm: "confirm"
         case .cancel: "cancel"

@@ -99,55 +99,16 @@ public final class BrowserModel {
     /// The smallest batch size `b` offers.
     static let batchSizeOffered = BrowserSettings.batchSizes.first { $0 > 0 } ?? 20
 
-    /// The action a key asks for, given what is on screen: overlays and the search field take keys first.
+    /// The action a key asks for, given what is on screen: the key table of the mode the screen is in (an overlay,
+    /// the search field, a window too small) takes keys first.
     public func action(for key: Key) -> BrowserAction? {
         if case .resize(let width, let height) = key { return .resize(width: width, height: height) }
-        // A window too small shows no pane: only quitting (which asks first when changes are unsaved) is taken.
-        if Layout.isTooSmall(width: state.width, height: state.height) {
-            return key == .character("q") && state.overlay == .none ? .quit : nil
-        }
-        switch state.overlay {
-        case .deletePreview:
-            switch key {
-            case .character("y"), .enter: return .confirm
-            case .character("n"), .escape: return .cancel
-            default: return nil
-            }
-        case .confirmQuit:
-            switch key {
-            case .character("w"): return .saveAndQuit
-            case .character("y"): return .confirm
-            case .character("n"), .escape: return .cancel
-            default: return nil
-            }
-        case .help:
-            // The help scrolls when the window is too short for it; any other key closes it.
-            switch key {
-            case .up, .character("k"): return .up
-            case .down, .character("j"): return .down
-            case .pageUp: return .pageUp
-            case .pageDown, .character(" "): return .pageDown
-            default: return .cancel
-            }
-        case .sqlDetail:
-            switch key {
-            case .up, .character("k"): return .up
-            case .down, .character("j"): return .down
-            case .pageUp: return .pageUp
-            case .pageDown, .character(" "): return .pageDown
-            default: return .cancel
-            }
-        case .search(let text):
-            switch key {
-            case .enter: return .search(text)
-            case .escape: return .cancel
-            case .backspace: return .erase
-            case .character(let character): return .type(character)
-            default: return nil
-            }
-        case .none:
-            return KeyTable.action(for: key)
-        }
+        let mode = KeyMode(state)
+        // A window too small shows no pane: only quitting (which asks first when changes are unsaved) is taken,
+        // and only when no question is up that could not be seen.
+        if mode == .tooSmall, state.overlay != .none { return nil }
+        guard let keys = KeyTable.keys(for: mode) else { return KeyTable.action(for: key) }
+        return keys.action(for: key)
     }
 
     /// The entity the focused pane lists (the panel names prefetch key paths from it).
@@ -200,6 +161,8 @@ public final class BrowserModel {
             if case .search(let text) = state.overlay { state.overlay = .search(text + String(character)) }
         case .erase:
             if case .search(let text) = state.overlay { state.overlay = .search(String(text.dropLast())) }
+        case .keepSearch:
+            if case .search(let text) = state.overlay { perform(.search(text)) }
         case .search(let text):
             state.overlay = .none
             if text != state.chatList.search { applySearch(text) }

@@ -33,6 +33,26 @@ public struct KeyBinding: Sendable {
     }
 }
 
+/// What the keys mean now: the normal mode, or the overlay (or too small a window) that takes them.
+public enum KeyMode: Equatable, Sendable {
+    case normal, help, deletePreview, confirmQuit, search, sqlDetail, tooSmall
+
+    public init(_ state: BrowserState) {
+        if Layout.isTooSmall(width: state.width, height: state.height) {
+            self = .tooSmall
+            return
+        }
+        switch state.overlay {
+        case .none: self = .normal
+        case .help: self = .help
+        case .deletePreview: self = .deletePreview
+        case .confirmQuit: self = .confirmQuit
+        case .search: self = .search
+        case .sqlDetail: self = .sqlDetail
+        }
+    }
+}
+
 /// The one table that both dispatches keys and draws the `?` help and the hint bar, so they cannot disagree.
 public enum KeyTable {
     public static let bindings: [KeyBinding] = [
@@ -76,15 +96,81 @@ public enum KeyTable {
         }
     }
 
+    /// The keys of one mode other than the normal one: its bindings (which the hint bar shows, in order), what any
+    /// other key does (nil: nothing), and whether printable characters are typed into a field.
+    struct ModeKeys {
+        let bindings: [KeyBinding]
+        let otherKey: (action: BrowserAction, hint: String)?
+        let typesText: Bool
+
+        init(_ bindings: [KeyBinding], otherKey: (action: BrowserAction, hint: String)? = nil, typesText: Bool = false) {
+            self.bindings = bindings
+            self.otherKey = otherKey
+            self.typesText = typesText
+        }
+
+        /// The action for `key` in this mode; nil when the mode ignores it.
+        func action(for key: Key) -> BrowserAction? {
+            if let binding = bindings.first(where: { $0.keys.contains(key) }) { return binding.action }
+            if typesText, case .character(let character) = key { return .type(character) }
+            if case .resize(let width, let height) = key { return .resize(width: width, height: height) }
+            return otherKey?.action
+        }
+
+        /// The hint bar's entries, in order.
+        var hints: [String] { bindings.compactMap(\.hint) + (otherKey.map { [$0.hint] } ?? []) }
+    }
+
+    /// The keys of the mode `state` is in: one table per overlay drives both the dispatch and the hint bar.
+    static func keys(for mode: KeyMode) -> ModeKeys? {
+        let scrolling = [
+            KeyBinding([.up, .character("k")], .up, "scroll up", hint: "↑↓ scroll"),
+            KeyBinding([.down, .character("j")], .down, "scroll down"),
+            KeyBinding([.pageUp], .pageUp, "page up"),
+            KeyBinding([.pageDown, .character(" ")], .pageDown, "page down"),
+        ]
+        switch mode {
+        case .normal:
+            return nil
+        case .help, .sqlDetail:
+            return ModeKeys(scrolling, otherKey: (.cancel, "other keys close"))
+        case .deletePreview:
+            return ModeKeys([
+                KeyBinding([.character("y"), .enter], .confirm, "delete", hint: "y/Enter delete"),
+                KeyBinding([.character("n"), .escape], .cancel, "keep it", hint: "n/Esc cancel"),
+            ])
+        case .confirmQuit:
+            return ModeKeys([
+                KeyBinding([.character("w")], .saveAndQuit, "save, then quit", hint: "w save and quit"),
+                KeyBinding([.character("y")], .confirm, "quit without saving", hint: "y discard and quit"),
+                KeyBinding([.character("n"), .escape], .cancel, "stay", hint: "n stay"),
+            ])
+        case .search:
+            return ModeKeys([
+                KeyBinding([.enter], .keepSearch, "keep the filter", hint: "Enter keep"),
+                KeyBinding([.escape], .cancel, "the list as it was", hint: "Esc cancel"),
+                KeyBinding([.backspace], .erase, "erase a character"),
+            ], typesText: true)
+        case .tooSmall:
+            return ModeKeys([KeyBinding([.character("q")], .quit, "quit", hint: "q quit")])
+        }
+    }
+
     /// The first key bound to `action`, as the help writes it (`p`): what advice tells the user to press.
     static func keyLabel(for action: BrowserAction) -> String {
         bindings.first { $0.action == action }?.keys.first?.label ?? "?"
     }
 
     /// The hint bar's entries for a pane, in the table's order, which is also their priority when the bar is short.
-    static func hints(for pane: Pane) -> [String] {
-        bindings.filter { $0.hint != nil && ($0.panes.isEmpty || $0.panes.contains(pane)) }.compactMap(\.hint)
+    /// A store that cannot be written does not advertise the keys that write (`d`, `w`, `u`).
+    static func hints(for pane: Pane, readOnly: Bool = false) -> [String] {
+        bindings.filter { $0.hint != nil && ($0.panes.isEmpty || $0.panes.contains(pane)) }
+            .filter { !readOnly || !writingActions.contains($0.action) }
+            .compactMap(\.hint)
     }
+
+    /// The actions that change the store, which a read-only browser refuses.
+    static let writingActions: [BrowserAction] = [.delete, .save, .undo, .redo]
 
     /// Hints the bar keeps at every width, whatever else it must leave out: how to learn the rest, and how to leave.
     static let keptHints = ["? help", "q quit"]

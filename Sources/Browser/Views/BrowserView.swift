@@ -64,14 +64,10 @@ public enum BrowserView {
     static func hintBar(_ state: BrowserState, width: Int) -> StyledLine {
         let hints: [String]
         var kept: [String] = []
-        switch state.overlay {
-        case .deletePreview: hints = ["y/Enter delete", "n/Esc cancel"]
-        case .confirmQuit: hints = ["w save and quit", "y discard and quit", "n stay"]
-        case .search: hints = ["type a title or a member's name", "Enter keep", "Esc cancel"]
-        case .help: hints = ["↑↓ scroll", "other keys close"]
-        case .sqlDetail: hints = ["↑↓ scroll", "other keys close"]
-        case .none:
-            hints = KeyTable.hints(for: state.focus)
+        if let keys = KeyTable.keys(for: KeyMode(state)) {
+            hints = keys.typesText ? ["type a title or a member's name"] + keys.hints : keys.hints
+        } else {
+            hints = KeyTable.hints(for: state.focus, readOnly: state.settings.readOnly || state.storeIsReadOnly)
             kept = KeyTable.keptHints
         }
         // Whole hints only, in the table's order, which is their priority: one that does not fit is left out rather
