@@ -1,3 +1,4 @@
+import ChatFixture
 import Foundation
 import GraphStore
 import Terminal
@@ -13,27 +14,24 @@ extension BrowserModel {
         case .chats:
             guard let chats, state.chatList.selected < chats.count else { return nil }
             let chat = chats[state.chatList.selected]
-            let title = DisplayWidth.truncate(Self.oneLine(chat.value(forKey: "title") as? String ?? ""), width: 40)
-            let kind: String
-            if chat.entityName == "GroupChat", case .integer(let members) = chat.attributeValue(forKey: "membersCount") {
-                kind = "group of \(ActivityFormat.count(Int(members), "member"))"
-            } else {
-                kind = "direct chat"
-            }
-            let last = when(chat.value(forKey: "lastMessageAt") as? Date)
+            let typed = chat as? Chat
+            let title = DisplayWidth.truncate(Self.oneLine(typed?.title ?? ""), width: 40)
+            let kind = (typed as? GroupChat).map { "group of \(ActivityFormat.count($0.membersCount, "member"))" } ?? "direct chat"
+            let last = when(typed?.lastMessageAt)
             return (chat, "chat '\(title)' (\(kind), last message \(last); faultline delete --chat \(chat.objectID.primaryKey))")
         case .messages:
             guard let messages, let open = state.openChat, open.selected < messages.count else { return nil }
             let message = messages[open.selected]
             let text = DisplayWidth.truncate(Self.contentLine(message), width: 30)
-            let sender = message.object(forKey: "sender")?.value(forKey: "name") as? String ?? "(deleted user)"
-            let sent = when(message.value(forKey: "sentAt") as? Date)
+            let typed = message as? Message
+            let sender = typed?.sender?.name ?? "(deleted user)"
+            let sent = when(typed?.sentAt)
             return (message, "message '\(text)' (\(DisplayWidth.truncate(Self.oneLine(sender), width: 24)), \(sent); "
                         + "faultline delete --message \(message.objectID.primaryKey))")
         case .members:
             guard let open = state.openChat, open.memberSelected < members.count else { return nil }
             let member = members[open.memberSelected]
-            let name = member.object(forKey: "user")?.value(forKey: "name") as? String ?? "?"
+            let name = (member as? ChatMember)?.user?.name ?? "?"
             return (member, "membership of \(DisplayWidth.truncate(Self.oneLine(name), width: 24)) in '\(DisplayWidth.truncate(open.title, width: 30))'")
         case .sqlLog:
             return nil

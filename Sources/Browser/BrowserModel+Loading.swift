@@ -127,7 +127,7 @@ extension BrowserModel {
             // Fetched again where the screen stays, the first statement reads the rows on screen.
             let fetched = try context.fetch(messageRequest(for: chat), firstReading: keepSelection ? previous?.bottom ?? 0 : 0)
             messages = fetched
-            var open = OpenChatState(title: chat.value(forKey: "title") as? String ?? "", messagesCount: fetched.count)
+            var open = OpenChatState(title: (chat as? Chat)?.title ?? "", messagesCount: fetched.count)
             if keepSelection, let previous {
                 open.selected = min(previous.selected, max(0, fetched.count - 1))
                 open.bottom = min(previous.bottom, open.selected)

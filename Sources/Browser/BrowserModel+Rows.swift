@@ -31,35 +31,41 @@ extension BrowserModel {
         state.chatList = list
     }
 
-    func chatRow(_ chat: ManagedObject) -> ChatRow {
-        let last = chat.object(forKey: "lastMessage")
-        let isGroup = chat.entityName == "GroupChat"
+    /// The row of a chat, read through the chat model's typed properties (the list fetches `Chat`, whose objects
+    /// are `ChatFixture.Chat` subclasses).
+    func chatRow(_ object: ManagedObject) -> ChatRow {
+        guard let chat = object as? Chat else {
+            return ChatRow(title: "", isGroup: false, membersCount: 0, preview: "", sender: nil, sentByOwner: false,
+                           hasMessages: false, time: nil, isPinned: false, isMuted: false)
+        }
+        let last = chat.lastMessage
+        let isGroup = chat is GroupChat
         let count: Int
         if !isGroup {
             count = 0 // A direct chat shows no member count, so none is read.
         } else if state.settings.derivedCounts {
-            if case .integer(let value) = chat.attributeValue(forKey: "membersCount") { count = Int(value) } else { count = 0 }
+            count = chat.membersCount
         } else {
-            count = chat.count(forKey: "members")
+            count = chat.count(forKey: "members") // the relationship's count: what derived counts spare
         }
-        let sender = last?.object(forKey: "sender")
+        let sender = last?.sender
         return ChatRow(
-            title: chat.value(forKey: "title") as? String ?? "",
+            title: chat.title,
             isGroup: isGroup,
             membersCount: count,
             preview: last.map(Self.contentLine) ?? "",
-            sender: sender?.value(forKey: "name") as? String,
+            sender: sender?.name,
             sentByOwner: sender.map(Self.isOwner) ?? false,
             hasMessages: last != nil,
-            time: chat.value(forKey: "lastMessageAt") as? Date,
-            isPinned: chat.value(forKey: "isPinned") as? Bool ?? false,
-            isMuted: chat.value(forKey: "isMuted") as? Bool ?? false)
+            time: chat.lastMessageAt,
+            isPinned: chat.isPinned,
+            isMuted: chat.isMuted)
     }
 
     /// Whether `user` is the store's own user, the one whose device the chats are on (the handle `me`, as the
     /// fixture writes it).
-    static func isOwner(_ user: ManagedObject) -> Bool {
-        user.value(forKey: "handle") as? String == ownerHandle
+    static func isOwner(_ user: User) -> Bool {
+        user.handle == ownerHandle
     }
 
     static let ownerHandle = "me"
@@ -101,23 +107,22 @@ extension BrowserModel {
     }
 
     private static func sentAt(_ message: ManagedObject) -> Date {
-        message.value(forKey: "sentAt") as? Date ?? Date(timeIntervalSinceReferenceDate: 0)
+        (message as? Message)?.sentAt ?? Date(timeIntervalSinceReferenceDate: 0)
     }
 
-    private func messageRow(_ message: ManagedObject, index: Int) -> MessageRow {
-        let reply = message.object(forKey: "replyTo")
-        let quote = reply.map { reply -> String in
-            let name = reply.object(forKey: "sender")?.value(forKey: "name") as? String ?? "?"
-            return "\(name): " + Self.oneLine(reply.value(forKey: "text") as? String ?? "")
+    private func messageRow(_ object: ManagedObject, index: Int) -> MessageRow {
+        let message = object as? Message
+        let quote = message?.replyTo.map { reply -> String in
+            "\(reply.sender?.name ?? "?"): " + Self.oneLine(reply.text)
         }
         return MessageRow(
             index: index,
-            sender: message.object(forKey: "sender")?.value(forKey: "name") as? String ?? "(deleted user)",
-            text: Self.contentLine(message),
-            sentAt: Self.sentAt(message),
+            sender: message?.sender?.name ?? "(deleted user)",
+            text: Self.contentLine(object),
+            sentAt: Self.sentAt(object),
             replyQuote: quote,
-            reactions: Self.reactionSummary(message),
-            isEdited: message.value(forKey: "isEdited") as? Bool ?? false)
+            reactions: message.map(Self.reactionSummary) ?? "",
+            isEdited: message?.isEdited ?? false)
     }
 
     func fillMemberRows(visible: Int) {
@@ -131,19 +136,19 @@ extension BrowserModel {
         state.openChat = open
     }
 
-    private func memberRow(_ member: ManagedObject) -> MemberRow {
-        let role = (member as? ChatMember)?.role ?? .member
-        return MemberRow(role: "\(role)", name: member.object(forKey: "user")?.value(forKey: "name") as? String ?? "(gone)",
-                         joinedAt: member.value(forKey: "joinedAt") as? Date ?? Date(timeIntervalSinceReferenceDate: 0))
+    private func memberRow(_ object: ManagedObject) -> MemberRow {
+        let member = object as? ChatMember
+        return MemberRow(role: "\(member?.role ?? .member)", name: member?.user?.name ?? "(gone)",
+                         joinedAt: member?.joinedAt ?? Date(timeIntervalSinceReferenceDate: 0))
     }
 
     /// A message's reactions as a messenger shows them: each emoji with its count, the most frequent first
     /// (`❤️3 😂1`); empty when there are none.
-    static func reactionSummary(_ message: ManagedObject) -> String {
-        let reactions = message.objects(forKey: "reactions")
+    static func reactionSummary(_ message: Message) -> String {
+        let reactions = message.reactions
         guard !reactions.isEmpty else { return "" }
         var counts: [String: Int] = [:]
-        for reaction in reactions { counts[reaction.value(forKey: "emoji") as? String ?? "?", default: 0] += 1 }
+        for reaction in reactions { counts[reaction.emoji, default: 0] += 1 }
         return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
             .map { "\($0.key)\($0.value)" }.joined(separator: " ")
     }
@@ -159,9 +164,10 @@ extension BrowserModel {
     /// A message as one line, by its kind, as both the chat list and the message pane show it: the text;
     /// `[sticker] Kumo waves`, `[image] caption` (or `[image]`), `[file] plan.pdf` (its first attachment's name,
     /// the one extra read, for files only); a system message's own words (`Ana joined`).
-    static func contentLine(_ message: ManagedObject) -> String {
-        let text = oneLine(message.value(forKey: "text") as? String ?? "")
-        let kind = (message as? ChatFixture.Message)?.kind ?? .text
+    static func contentLine(_ object: ManagedObject) -> String {
+        let message = object as? Message
+        let text = oneLine(message?.text ?? "")
+        let kind = message?.kind ?? .text
         switch kind {
         case .text, .system:
             return text
@@ -169,7 +175,7 @@ extension BrowserModel {
             let label = kind == .sticker ? "[sticker]" : "[image]"
             return text.isEmpty ? label : "\(label) \(text)"
         case .file:
-            let name = (message as? ChatFixture.Message)?.attachments.first.map { oneLine($0.fileName) } ?? ""
+            let name = message?.attachments.first.map { oneLine($0.fileName) } ?? ""
             return name.isEmpty ? "[file]" : "[file] \(name)"
         }
     }
