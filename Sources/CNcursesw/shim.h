@@ -40,6 +40,10 @@ static inline mmask_t faultline_button4_pressed(void) { return BUTTON4_PRESSED; 
 static inline mmask_t faultline_button5_pressed(void) { return BUTTON5_PRESSED; }
 static inline mmask_t faultline_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
 
+// SGR mouse reports (xterm's private mode 1006) on or off, through ncurses's output. String literals only, so the
+// crash and exit hooks can call it.
+static inline void faultline_sgr_mouse(int on) { putp(on ? "\033[?1006h" : "\033[?1006l"); }
+
 // The standard streams (C globals), for newterm.
 static inline FILE *faultline_stdin(void) { return stdin; }
 static inline FILE *faultline_stdout(void) { return stdout; }
