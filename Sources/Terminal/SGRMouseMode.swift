@@ -7,26 +7,27 @@ import Synchronization
 /// 223. There the screen asks for SGR reports itself and `EscapeSequence` decodes them.
 ///
 /// ```swift
-/// SGRMouseMode.turnOnIfNeeded()   // after mousemask
-/// SGRMouseMode.turnOff()          // before endwin, on every way out
+/// SGRMouseMode.turnOnIfNeeded(output: fileno(output))   // after mousemask
+/// endwin(); SGRMouseMode.turnOff()                       // on every way out
 /// ```
 enum SGRMouseMode {
-    /// Whether the screen turned the mode on, so that it is turned off again, once. Read by the crash and exit
-    /// hooks too.
-    private static let turnedOn = Atomic<Bool>(false)
+    /// The terminal the mode was turned on for, so that it is turned off there again, once; -1 while off. Read by
+    /// the crash and exit hooks too.
+    private static let turnedOnFor = Atomic<Int32>(-1)
 
-    /// Turns SGR reports on for the screen just set up, when ncurses reads the mouse but in X10 form. Goes out
-    /// through ncurses's output, with the next frame.
-    static func turnOnIfNeeded() {
-        guard has_mouse(), !terminalDescriptionAsksForSGR() else { return }
-        faultline_sgr_mouse(1)
-        turnedOn.store(true, ordering: .releasing)
+    /// Turns SGR reports on for the screen just set up, when ncurses reads the mouse but in X10 form.
+    static func turnOnIfNeeded(output: Int32) {
+        guard output >= 0, has_mouse(), !terminalDescriptionAsksForSGR() else { return }
+        faultline_sgr_mouse(output, 1)
+        turnedOnFor.store(output, ordering: .releasing)
     }
 
-    /// Turns the mode off if `turnOnIfNeeded` turned it on; call before `endwin`, which sends it out.
+    /// Turns the mode off if `turnOnIfNeeded` turned it on. Call after `endwin`, so that it follows everything
+    /// ncurses wrote. Only a write(2): safe in the crash hook.
     static func turnOff() {
-        guard turnedOn.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        faultline_sgr_mouse(0)
+        let output = turnedOnFor.exchange(-1, ordering: .acquiringAndReleasing)
+        guard output >= 0 else { return }
+        faultline_sgr_mouse(output, 0)
     }
 
     /// Whether the terminal's description has ncurses read SGR reports itself.

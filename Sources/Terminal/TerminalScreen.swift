@@ -107,7 +107,7 @@ public final class TerminalScreen {
         // Report presses at once instead of waiting to see whether they become clicks.
         mouseinterval(0)
         // Clicks at any column, also where ncurses would ask for X10 reports (which stop at column 223).
-        SGRMouseMode.turnOnIfNeeded()
+        SGRMouseMode.turnOnIfNeeded(output: outputDescriptor)
         colorMode = Self.startColors()
         palette = RolePalette(mode: colorMode)
         TerminalSignals.screenIsOpen.store(true, ordering: .releasing)
@@ -145,8 +145,8 @@ public final class TerminalScreen {
     public func close() {
         guard let screen else { return }
         TerminalSignals.screenIsOpen.store(false, ordering: .releasing)
-        SGRMouseMode.turnOff()
         endwin()
+        SGRMouseMode.turnOff()
         delscreen(screen)
         self.screen = nil
         window = nil

@@ -53,8 +53,8 @@ enum TerminalSignals {
         if !exitHookRegistered.exchange(true, ordering: .relaxed) {
             atexit {
                 if TerminalSignals.screenIsOpen.load(ordering: .acquiring) {
-                    SGRMouseMode.turnOff()
                     endwin()
+                    SGRMouseMode.turnOff()
                 }
             }
         }
@@ -85,8 +85,8 @@ enum TerminalSignals {
         var next = sigaction()
         if !crashing.exchange(true, ordering: .relaxed) {
             if screenIsOpen.load(ordering: .acquiring) {
-                SGRMouseMode.turnOff()
                 endwin()
+                SGRMouseMode.turnOff()
             }
             next = previousActions[signal] ?? next
         }
