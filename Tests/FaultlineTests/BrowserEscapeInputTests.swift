@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// What the terminal sends after an Esc, seen by the real `faultline browse` in tmux: SGR mouse reports at columns
@@ -7,10 +8,11 @@ import Testing
 struct BrowserEscapeInputTests {
     private let folder = TemporaryFolder()
 
-    private func browse(width: Int, height: Int) throws -> TmuxSession {
+    private func browse(width: Int, height: Int, environment: [String: String] = [:]) throws -> TmuxSession {
         let path = folder.path("chat-\(UUID().uuidString).sqlite")
         try FileManager.default.copyItem(atPath: BrowserEndToEndTests.fixture, toPath: path)
-        return try TmuxSession(command: "\(FaultlineBinary.url.path) browse '\(path)'", width: width, height: height)
+        return try TmuxSession(command: "\(FaultlineBinary.url.path) browse '\(path)'", width: width, height: height,
+                               environment: environment)
     }
 
     @Test func aClickPastColumn223ActsWhereItLands() throws {
@@ -32,6 +34,21 @@ struct BrowserEscapeInputTests {
 
         try session.send(keys: "q")
         #expect(try session.waitForExit() == 0)
+        #expect(try session.format("#{mouse_sgr_flag}") == "0")
+        #expect(try session.modes() == .restored)
+    }
+
+    @Test(arguments: [SIGTERM, SIGSEGV])
+    func theSgrModeIsTurnedOffWhenTheBrowserIsKilledOrCrashes(signal: Int32) throws {
+        // Swift's backtracer would wait for a key on a terminal before the crash goes on.
+        let session = try browse(width: 90, height: 25, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        try session.waitFor("Chats (60)")
+        #expect(try session.format("#{mouse_sgr_flag}") == "1")
+        // The signal to the browser, the shell's only child.
+        let child = try #require(BrowserEndToEndTests.children(of: try session.format("#{pane_pid}")).first)
+        #expect(kill(child, signal) == 0)
+        let status = try session.waitForExit(timeout: .seconds(30))
+        #expect(status == 128 + signal)
         #expect(try session.format("#{mouse_sgr_flag}") == "0")
         #expect(try session.modes() == .restored)
     }
