@@ -8,6 +8,8 @@
 #include <locale.h>
 #include <langinfo.h>
 #include <wchar.h>
+#include <errno.h>
+#include <unistd.h>
 #include <ncursesw/curses.h>
 
 // Hidden by Swift's Glibc module.
@@ -39,6 +41,19 @@ static inline mmask_t faultline_button1_clicked(void) { return BUTTON1_CLICKED; 
 static inline mmask_t faultline_button4_pressed(void) { return BUTTON4_PRESSED; }
 static inline mmask_t faultline_button5_pressed(void) { return BUTTON5_PRESSED; }
 static inline mmask_t faultline_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
+
+// SGR mouse reports (xterm's private mode 1006) on or off, written straight to the terminal (putp would go through
+// stdio's buffer, out of order with ncurses's own output). Only write(2), so the crash and exit hooks can call it.
+static inline void faultline_sgr_mouse(int fd, int on) {
+    const char *sequence = on ? "\033[?1006h" : "\033[?1006l";
+    size_t written = 0;
+    while (written < 8) {
+        ssize_t count = write(fd, sequence + written, 8 - written);
+        if (count > 0) written += (size_t)count;
+        else if (count < 0 && errno == EINTR) continue;
+        else break;
+    }
+}
 
 // The standard streams (C globals), for newterm.
 static inline FILE *faultline_stdin(void) { return stdin; }

@@ -25,6 +25,9 @@ public final class TerminalScreen {
     /// draw must draw every line (after opening, a resize or `invalidate()`).
     var drawnLines: [StyledLine]?
     var drawnWidth = 0
+    /// A sequence after an Esc that the last `readKey` stopped reading before its end (it reads a bounded number
+    /// of characters per call); the next one goes on with it.
+    var unfinishedEscape: EscapeSequence?
 
     /// Takes over the terminal on standard input and output: full screen, keys one at a time without echo, no
     /// cursor, clicks and the wheel as keys, colours as far as the terminal and `NO_COLOR` allow.
@@ -103,6 +106,8 @@ public final class TerminalScreen {
         mousemask(faultline_all_mouse_events(), nil)
         // Report presses at once instead of waiting to see whether they become clicks.
         mouseinterval(0)
+        // Clicks at any column, also where ncurses would ask for X10 reports (which stop at column 223).
+        SGRMouseMode.turnOnIfNeeded(output: outputDescriptor)
         colorMode = Self.startColors()
         palette = RolePalette(mode: colorMode)
         TerminalSignals.screenIsOpen.store(true, ordering: .releasing)
@@ -141,6 +146,7 @@ public final class TerminalScreen {
         guard let screen else { return }
         TerminalSignals.screenIsOpen.store(false, ordering: .releasing)
         endwin()
+        SGRMouseMode.turnOff()
         delscreen(screen)
         self.screen = nil
         window = nil

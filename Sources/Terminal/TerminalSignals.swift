@@ -52,7 +52,10 @@ enum TerminalSignals {
         }
         if !exitHookRegistered.exchange(true, ordering: .relaxed) {
             atexit {
-                if TerminalSignals.screenIsOpen.load(ordering: .acquiring) { endwin() }
+                if TerminalSignals.screenIsOpen.load(ordering: .acquiring) {
+                    endwin()
+                    SGRMouseMode.turnOff()
+                }
             }
         }
     }
@@ -81,7 +84,10 @@ enum TerminalSignals {
     private static func restoreTerminalThenCrash(_ signal: Int32) {
         var next = sigaction()
         if !crashing.exchange(true, ordering: .relaxed) {
-            if screenIsOpen.load(ordering: .acquiring) { endwin() }
+            if screenIsOpen.load(ordering: .acquiring) {
+                endwin()
+                SGRMouseMode.turnOff()
+            }
             next = previousActions[signal] ?? next
         }
         sigaction(signal, &next, nil)

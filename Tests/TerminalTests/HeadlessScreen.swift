@@ -18,13 +18,15 @@ final class HeadlessScreen {
     private let input: UnsafeMutablePointer<FILE>
     private let keyboard: Int32
 
-    init(width: Int, height: Int) throws {
+    /// A screen of terminal type `type` (xterm's by default, whose mouse reports ncurses reads in SGR form itself),
+    /// writing to `outputPath` (a file the test reads back) or nowhere.
+    init(width: Int, height: Int, type: String = "xterm-256color", outputPath: String = "/dev/null") throws {
         var ends: [Int32] = [-1, -1]
         try #require(pipe(&ends) == 0)
-        output = try #require(fopen("/dev/null", "w"))
+        output = try #require(fopen(outputPath, "w"))
         input = try #require(fdopen(ends[0], "r"))
         keyboard = ends[1]
-        screen = try TerminalScreen.open(type: "xterm-256color", output: output, input: input)
+        screen = try TerminalScreen.open(type: type, output: output, input: input)
         resize(width: width, height: height)
         // Leave the resize this queued unread, as if the screen had started at this size.
         _ = screen.readKey(timeoutMilliseconds: 0)
