@@ -97,10 +97,13 @@ struct BrowseCommand: ParsableCommand {
                 : "live: writing into a copy of \((original as NSString).lastPathComponent), removed on quit (--live-in-place writes into the store)")
         }
         defer { model.stopLiveWriter() }
+        var lastKeyAt = ContinuousClock.now
         while !model.state.quitRequested {
             screen.draw(BrowserView.frame(model.state, activity: model.activity))
-            // While a search is typed, the list follows once typing pauses.
+            // While a search is typed, the list follows once typing pauses (a dropped escape sequence is no pause).
             let key = screen.readKey(timeoutMilliseconds: model.searchIsPending ? Self.searchPause : 250)
+            let now = ContinuousClock.now
+            if key != nil { lastKeyAt = now }
             if let signal = screen.takePendingSignal(), signal != SIGINT || model.interrupt() {
                 // Ctrl-C with unsaved changes asks first (model.interrupt); a closed terminal or kill cannot.
                 screen.close()
@@ -110,7 +113,7 @@ struct BrowseCommand: ParsableCommand {
                 Foundation.exit(128 + signal)
             }
             if let key, let action = model.action(for: key) { model.apply(action) }
-            if key == nil, model.searchIsPending { model.apply(.refine) }
+            if key == nil, model.searchIsPending, now - lastKeyAt >= .milliseconds(Self.searchPause) { model.apply(.refine) }
             // Between keys (or every quarter second when idle): other contexts' saves and other processes' commits
             // are merged, unless a dialog is open.
             if model.state.overlay == .none, model.hasPendingChanges() { model.apply(.merge) }
