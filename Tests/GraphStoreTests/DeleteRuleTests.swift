@@ -433,7 +433,7 @@ import Testing
     }
 
     @Test func aDeletedRowsUniqueValueIsFreeForTheSameSave() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
         let seed = fixture.context("seed")
         seed.insert("Country").setValue("Japan", forKey: "name")
         try seed.save()

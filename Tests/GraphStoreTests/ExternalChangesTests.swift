@@ -6,7 +6,7 @@ import Testing
 /// Writes by other processes, found through `PRAGMA data_version` and one scan, and merged.
 @Suite struct ExternalChangesTests {
     @Test func anotherProcessesInsertUpdateAndDeleteAreFoundAndMerged() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try MergeTests.seedStaff(fixture)
         let main = fixture.context("main")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: main.id)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func thisCoordinatorsOwnSavesAreNotReportedAsAnotherProcesss() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         _ = try MergeTests.seedStaff(fixture)
         let main = fixture.context("main")
         try fixture.coordinator.startWatchingOtherConnections()

@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func attributeAccessOnAFaultIsAMissThenAHit() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let first = fixture.context("first")
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func toOneTraversalRunsNoSQLUntilTheDestinationIsRead() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func toManyFirstAccessIsOneIDQueryThenOneQueryPerObjectTouched() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func relationshipFaultSQLIsCoreDatas() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedStudents(fixture)
         let context = fixture.context()
         let recorder = StatementRecorder(fixture.coordinator)
@@ -107,7 +107,7 @@ import Testing
 
     /// From LINE's engineering blog on Core Data relationships: fetch students with their property values, touch `address.street`: 2 statements in all.
     @Test func seedToOneExampleCostsTwoStatements() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         _ = try seedStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
@@ -122,7 +122,7 @@ import Testing
 
     /// From LINE's engineering blog on Core Data relationships: fetch students, touch `subjects`, then the first subject's name: 3 statements.
     @Test func seedToManyExampleCostsThreeStatements() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         _ = try seedStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func fetchedObjectsAreFaultsServedByTheRowCache() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         _ = try seedStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()

@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func insertsDeletesMovesAndUpdatesAreReportedByIndex() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let ids = try seed(fixture, ["Bob", "Cid", "Dee", "Eve"])
         let main = fixture.context("main")
         let controller = FetchedResultsController(context: main, request: FetchRequest(entityName: "Employee", sortDescriptors: [.init("name")]))
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func aWindowedResultComparesTheRowsItHasRead() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let names = (0..<30).map { String(format: "E%02d", $0) }
         let ids = try seed(fixture, names)
         let main = fixture.context("main")
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func sectionsFollowTheSectionKeyPath() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let ids = try seed(fixture, ["Bob", "Cid", "Dee"])
         let main = fixture.context("main")
         let request = FetchRequest(entityName: "Employee", sortDescriptors: [.init("salary"), .init("name")])

@@ -43,7 +43,7 @@ import Testing
     // MARK: one-to-one
 
     @Test func oneToOneSetFromEitherSideUpdatesBothSides() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let budi = make(context, "Student", "Budi")
@@ -77,7 +77,7 @@ import Testing
 
     /// Aiko has the first address and Budi the second; giving Budi the first takes it from Aiko and frees the second.
     @Test(arguments: [false, true]) func movingAnAddressToAnotherStudentTakesItFromTheFirst(fromAddressSide: Bool) throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let seed = fixture.context("seed")
         let seedAiko = make(seed, "Student", "Aiko")
         let seedBudi = make(seed, "Student", "Budi")
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func clearingAOneToOneClearsBothSides() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let address = make(context, "Address", "1 Main St", key: "street")
@@ -141,7 +141,7 @@ import Testing
     // MARK: one-to-many and many-to-one
 
     @Test func oneToManySetFromEitherSide() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = make(context, "Class", "1-A")
         let aiko = make(context, "Student", "Aiko")
@@ -165,7 +165,7 @@ import Testing
     }
 
     @Test func movingAStudentBetweenClassesUpdatesBothClasses() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let seed = fixture.context("seed")
         let seedFirst = make(seed, "Class", "1-A")
         let seedSecond = make(seed, "Class", "1-B")
@@ -208,7 +208,7 @@ import Testing
     }
 
     @Test func removingFromTheToManySideClearsTheToOne() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = make(context, "Class", "1-A")
         let aiko = make(context, "Student", "Aiko")
@@ -227,7 +227,7 @@ import Testing
     // MARK: many-to-many
 
     @Test func manyToManyAddAndRemoveFromEitherSide() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let seed = fixture.context("seed")
         let seedObjects = [make(seed, "Student", "Aiko"), make(seed, "Student", "Budi"), make(seed, "Subject", "Math"), make(seed, "Subject", "Art")]
         try seed.save()
@@ -281,7 +281,7 @@ import Testing
     /// Two stored objects may be linked already: with neither relationship fault fired, adding and removing the
     /// link leaves it removed, which costs one DELETE (that finds nothing here).
     @Test func aStoredPairLinkedThenUnlinkedBeforeSaveWritesOneDelete() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let math = make(context, "Subject", "Math")
@@ -299,7 +299,7 @@ import Testing
 
     /// A new object cannot be linked in the store: adding and removing its link cancel out and write nothing.
     @Test func aNewObjectLinkedThenUnlinkedBeforeSaveWritesNothing() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let math = make(context, "Subject", "Math")
         try context.save()
@@ -316,7 +316,7 @@ import Testing
 
     /// `objects(forKey:)` documents unordered to-manys as coming back by object ID, whatever order they were added in.
     @Test func unorderedToManysComeBackInObjectIDOrder() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let students = ["Aiko", "Budi", "Chaiya"].map { make(context, "Student", $0) }
         let math = make(context, "Subject", "Math")
@@ -343,7 +343,7 @@ import Testing
     /// Core Data keeps a to-many without inverse as a key on the destination, so the second link overwrites the first.
     /// Faultline keeps a join table: both links survive.
     @Test func manyToNilKeepsEveryLink() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let budi = make(context, "Student", "Budi")
@@ -383,7 +383,7 @@ import Testing
     // MARK: reflexive
 
     @Test func reflexiveManagerAndReports() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let context = fixture.context()
         let boss = make(context, "Employee", "Boss")
         let lead = make(context, "Employee", "Lead")
@@ -419,7 +419,7 @@ import Testing
     }
 
     @Test func selfInversePeersLinkBothWays() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let context = fixture.context()
         let ana = make(context, "Employee", "Ana")
         let ben = make(context, "Employee", "Ben")
@@ -481,7 +481,7 @@ import Testing
     }
 
     @Test func orderedOneToManyKeepsItsOrder() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let context = fixture.context()
         let ana = make(context, "User", "Ana")
         var messages: [ManagedObject] = []
@@ -511,7 +511,7 @@ import Testing
     }
 
     @Test func reorderingAnOrderedOneToManyIsPersisted() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let userID = try seedConversation(fixture, messages: 4)
         let context = fixture.context()
         let ana = try context.existingObject(with: userID)
@@ -539,7 +539,7 @@ import Testing
     }
 
     @Test func appendingToANeverFaultedOrderedOneToManyDoesNotFireIt() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let userID = try seedConversation(fixture, messages: 3)
         let context = fixture.context()
         let cost = try fixture.measure {
@@ -561,7 +561,7 @@ import Testing
     }
 
     @Test func movingAMessageToAnotherContactKeepsBothOrders() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let anaID = try seedConversation(fixture, messages: 3)
         let seed = fixture.context("seed 2")
         let ben = make(seed, "User", "Ben")
@@ -588,7 +588,7 @@ import Testing
     }
 
     @Test func orderedManyToManyKeepsItsOrder() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let context = fixture.context()
         let team = make(context, "Group", "Team")
         let users = ["Ana", "Ben", "Cai", "Dee"].map { make(context, "User", $0) }
@@ -636,7 +636,7 @@ import Testing
     }
 
     @Test func addingTwiceToAnUnfaultedToManyAddsOnce() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let seed = fixture.context("seed")
         _ = make(seed, "Class", "1-A")
         _ = make(seed, "Student", "Aiko")

@@ -78,7 +78,7 @@ import Testing
     /// date; this context then set her start date and salary, and saves.
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func eachPolicySettlesAnEditConflict(policy: MergePolicy, writer: Writer) throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try MergeTests.seedStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
@@ -119,7 +119,7 @@ import Testing
     /// This context deletes Dave after the other writer renamed him.
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func eachPolicySettlesADeleteConflict(policy: MergePolicy, writer: Writer) throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try MergeTests.seedStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
@@ -155,7 +155,7 @@ import Testing
     /// The other writer deleted Ann's row; this context's edit of her has nowhere to go.
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func anEditOfARowDeletedElsewhere(policy: MergePolicy, writer: Writer) throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try MergeTests.seedStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy

@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func aSaveNotificationCarriesTheChangedIDsAndTheirValues() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try Self.seedStaff(fixture)
         let inbox = SaveInbox(coordinator: fixture.coordinator)
         let a = fixture.context("A")
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func aMergeBringsInValuesAndMembersAndDeletionsWithoutFetching() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try Self.seedStaff(fixture)
         let b = fixture.context("B")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: b.id)
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func unsavedChangesSurviveAMergeAndSaveWithoutAConflict() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try Self.seedStaff(fixture)
         let b = fixture.context("B")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: b.id)
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func aMergeNeverTakesAnOlderRowOrItsOwnSaveOrAnotherStoresChanges() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let staff = try Self.seedStaff(fixture)
         let a = fixture.context("A")
         let inbox = SaveInbox(coordinator: fixture.coordinator)
@@ -145,7 +145,7 @@ import Testing
         a.mergeChanges(fromContextDidSave: notes[1])
         #expect(bobA.value(forKey: "name") as? String == "Bob 3")
 
-        let other = try GraphFixture(try SeedModels.employees())
+        let other = try GraphFixture(try ExperimentModels.employees())
         let stranger = other.context("stranger")
         _ = try Self.seedStaff(other)
         let bobThere = try stranger.existingObject(with: staff.bob)

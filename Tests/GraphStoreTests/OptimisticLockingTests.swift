@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func theSecondSaveConflictsWritesNothingAndSucceedsAfterARefresh() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seed(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
@@ -99,7 +99,7 @@ import Testing
     /// The other writer is another coordinator (another process): this coordinator's row cache still holds the old
     /// row when the conflict is found.
     @Test func aConflictWithAnotherCoordinatorIsFoundAndResolvedByARefresh() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seed(fixture)
         let b = fixture.context("B")
         let aikoB = try b.existingObject(with: ids.aiko)
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func everyConflictingObjectIsNamed() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seed(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func deletingARowChangedSinceItWasReadConflicts() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seed(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
@@ -163,7 +163,7 @@ import Testing
     }
 
     @Test func changesToOtherRowsDoNotConflict() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seed(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
@@ -182,7 +182,7 @@ import Testing
 @Suite struct FaultEditLockingTests {
     /// Editing an object that is still a fault reads its row first, so a later change by someone else conflicts.
     @Test func editingAFaultReadsItsVersionBeforeTheChange() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
         let seed = fixture.context("seed")
         let country = seed.insert("Country")
         country.setValue("Japan", forKey: "name")

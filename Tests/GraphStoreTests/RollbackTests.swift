@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func insertedObjectsVanish() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSchool(fixture)
         let context = fixture.context()
         let schoolClass = context.object(with: ids.firstClass)
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func editsRevertToTheCommittedValues() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSchool(fixture)
         let context = fixture.context()
         let aiko = context.object(with: ids.aiko)
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func deletionsAreUndone() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSchool(fixture)
         let context = fixture.context()
         let budi = try context.existingObject(with: ids.budi)
@@ -133,7 +133,7 @@ import Testing
     }
 
     @Test func aConflictingSaveLeavesTheStoreUnchangedAndTheContextItsChanges() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSchool(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
@@ -177,7 +177,7 @@ import Testing
     }
 
     @Test func aUniquenessViolationLeavesTheStoreUnchangedAndTheContextItsChanges() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
         let seed = fixture.context("seed")
         let japan = seed.insert("Country")
         japan.setValue("Japan", forKey: "name")
@@ -238,7 +238,7 @@ import Testing
     }
 
     @Test func rollingBackAfterAFailedSaveRestoresTheCommittedGraph() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
         let seed = fixture.context("seed")
         let japan = seed.insert("Country")
         japan.setValue("Japan", forKey: "name")

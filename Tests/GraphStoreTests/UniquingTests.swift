@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func objectWithTheSameIDTwiceIsTheSameInstance() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSubjects(fixture, count: 2)
         let context = fixture.context()
         var first: ManagedObject?
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func aFetchReturnsTheRegisteredInstances() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSubjects(fixture, count: 3)
         let context = fixture.context()
         let second = context.object(with: ids[1])
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func destinationsOfRelationshipsAreTheRegisteredInstances() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let seed = fixture.context("seed")
         let schoolClass = seed.insert("Class")
         schoolClass.setValue("1-A", forKey: "name")
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func unchangedObjectsAreHeldWeakly() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSubjects(fixture, count: 1_000)
         let context = fixture.context()
         // Fetch and read every object in a scope of its own, so nothing outlives it but what the context keeps.
@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func aChangedObjectStaysRegisteredWhileNothingElseReferencesIt() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSubjects(fixture, count: 3)
         let context = fixture.context()
         func change() throws {
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func aSaveGivesPermanentIDsAndRekeysTheRegistry() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = context.insert("Class")
         schoolClass.setValue("1-A", forKey: "name")
@@ -168,7 +168,7 @@ import Testing
     }
 
     @Test func aSavedDeletionUnregistersTheObject() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try seedSubjects(fixture, count: 2)
         let context = fixture.context()
         let doomed = try context.existingObject(with: ids[0])
@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test func savedObjectsNobodyHoldsAreReleasedAndHeldOnesStayUnique() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let kept = context.insert("Subject")
         kept.setValue("Kept", forKey: "name")
