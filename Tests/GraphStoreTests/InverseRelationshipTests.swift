@@ -78,27 +78,27 @@ import Testing
     /// Aiko has the first address and Budi the second; giving Budi the first takes it from Aiko and frees the second.
     @Test(arguments: [false, true]) func movingAnAddressToAnotherStudentTakesItFromTheFirst(fromAddressSide: Bool) throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
-        let seed = fixture.context("seed")
-        let seedAiko = make(seed, "Student", "Aiko")
-        let seedBudi = make(seed, "Student", "Budi")
-        let seedFirst = make(seed, "Address", "1 Main St", key: "street")
-        let seedSecond = make(seed, "Address", "2 Main St", key: "street")
-        seedAiko.setObject(seedFirst, forKey: "address")
-        seedBudi.setObject(seedSecond, forKey: "address")
-        try seed.save()
+        let setup = fixture.context("setup")
+        let savedAiko = make(setup, "Student", "Aiko")
+        let savedBudi = make(setup, "Student", "Budi")
+        let savedFirst = make(setup, "Address", "1 Main St", key: "street")
+        let savedSecond = make(setup, "Address", "2 Main St", key: "street")
+        savedAiko.setObject(savedFirst, forKey: "address")
+        savedBudi.setObject(savedSecond, forKey: "address")
+        try setup.save()
         fixture.coordinator.rowCache.removeAll()
 
         let context = fixture.context()
-        let budi = context.object(with: seedBudi.objectID)
-        let first = context.object(with: seedFirst.objectID)
+        let budi = context.object(with: savedBudi.objectID)
+        let first = context.object(with: savedFirst.objectID)
         if fromAddressSide {
             first.setObject(budi, forKey: "student")
         } else {
             budi.setObject(first, forKey: "address")
         }
         // Aiko and the second address were never asked for: the context reached them through the inverse.
-        let aiko = context.object(with: seedAiko.objectID)
-        let second = context.object(with: seedSecond.objectID)
+        let aiko = context.object(with: savedAiko.objectID)
+        let second = context.object(with: savedSecond.objectID)
         func check() {
             #expect(budi.object(forKey: "address") === first)
             #expect(first.object(forKey: "student") === budi)
@@ -111,9 +111,9 @@ import Testing
         #expect(cost.statements == 4)
         check()
         let students = try fixture.sqlRows("SELECT ZNAME, ZADDRESS FROM ZSTUDENT ORDER BY ZNAME")
-        #expect(students.map { $0[1] as Int64? } == [nil, seedFirst.objectID.primaryKey])
+        #expect(students.map { $0[1] as Int64? } == [nil, savedFirst.objectID.primaryKey])
         let addresses = try fixture.sqlRows("SELECT ZSTREET, ZSTUDENT FROM ZADDRESS ORDER BY ZSTREET")
-        #expect(addresses.map { $0[1] as Int64? } == [seedBudi.objectID.primaryKey, nil])
+        #expect(addresses.map { $0[1] as Int64? } == [savedBudi.objectID.primaryKey, nil])
         try reopened(fixture) { context throws in
             #expect(try find(context, "Student", "Aiko").object(forKey: "address") == nil)
             let budi = try find(context, "Student", "Budi")
@@ -166,20 +166,20 @@ import Testing
 
     @Test func movingAStudentBetweenClassesUpdatesBothClasses() throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
-        let seed = fixture.context("seed")
-        let seedFirst = make(seed, "Class", "1-A")
-        let seedSecond = make(seed, "Class", "1-B")
-        let seedStudents = ["Aiko", "Budi", "Chaiya"].map { make(seed, "Student", $0) }
-        for student in seedStudents { student.setObject(seedFirst, forKey: "class") }
-        try seed.save()
+        let setup = fixture.context("setup")
+        let savedFirst = make(setup, "Class", "1-A")
+        let savedSecond = make(setup, "Class", "1-B")
+        let savedStudents = ["Aiko", "Budi", "Chaiya"].map { make(setup, "Student", $0) }
+        for student in savedStudents { student.setObject(savedFirst, forKey: "class") }
+        try setup.save()
         fixture.coordinator.rowCache.removeAll()
 
         let context = fixture.context()
-        let first = context.object(with: seedFirst.objectID)
-        let second = context.object(with: seedSecond.objectID)
+        let first = context.object(with: savedFirst.objectID)
+        let second = context.object(with: savedSecond.objectID)
         #expect(first.count(forKey: "students") == 3)
-        let aiko = context.object(with: seedStudents[0].objectID)
-        let budi = context.object(with: seedStudents[1].objectID)
+        let aiko = context.object(with: savedStudents[0].objectID)
+        let budi = context.object(with: savedStudents[1].objectID)
         // From the to-one side, then from the to-many side (the second class's to-many never fired).
         aiko.setObject(second, forKey: "class")
         #expect(nameSet(first.objects(forKey: "students")) == ["Budi", "Chaiya"])
@@ -228,16 +228,16 @@ import Testing
 
     @Test func manyToManyAddAndRemoveFromEitherSide() throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
-        let seed = fixture.context("seed")
-        let seedObjects = [make(seed, "Student", "Aiko"), make(seed, "Student", "Budi"), make(seed, "Subject", "Math"), make(seed, "Subject", "Art")]
-        try seed.save()
-        let (aikoKey, budiKey, mathKey, artKey) = (seedObjects[0].objectID.primaryKey, seedObjects[1].objectID.primaryKey,
-                                                   seedObjects[2].objectID.primaryKey, seedObjects[3].objectID.primaryKey)
+        let setup = fixture.context("setup")
+        let savedObjects = [make(setup, "Student", "Aiko"), make(setup, "Student", "Budi"), make(setup, "Subject", "Math"), make(setup, "Subject", "Art")]
+        try setup.save()
+        let (aikoKey, budiKey, mathKey, artKey) = (savedObjects[0].objectID.primaryKey, savedObjects[1].objectID.primaryKey,
+                                                   savedObjects[2].objectID.primaryKey, savedObjects[3].objectID.primaryKey)
         fixture.coordinator.rowCache.removeAll()
 
         let context = fixture.context()
-        let (aiko, budi, math, art) = (context.object(with: seedObjects[0].objectID), context.object(with: seedObjects[1].objectID),
-                                       context.object(with: seedObjects[2].objectID), context.object(with: seedObjects[3].objectID))
+        let (aiko, budi, math, art) = (context.object(with: savedObjects[0].objectID), context.object(with: savedObjects[1].objectID),
+                                       context.object(with: savedObjects[2].objectID), context.object(with: savedObjects[3].objectID))
         aiko.add(math, toKey: "subjects")
         art.add(aiko, toKey: "students")
         budi.add(math, toKey: "subjects")
@@ -463,8 +463,8 @@ import Testing
     // MARK: ordered
 
     /// A user with messages "m1"… in order, saved; returns the user's ID.
-    private func seedConversation(_ fixture: GraphFixture, messages count: Int) throws -> ObjectID {
-        let context = fixture.context("seed")
+    private func populateConversation(_ fixture: GraphFixture, messages count: Int) throws -> ObjectID {
+        let context = fixture.context("setup")
         let user = make(context, "User", "Ana")
         for number in 1...count {
             let message = make(context, "Message", "m\(number)", key: "text")
@@ -512,7 +512,7 @@ import Testing
 
     @Test func reorderingAnOrderedOneToManyIsPersisted() throws {
         let fixture = try GraphFixture(try ExperimentModels.contacts())
-        let userID = try seedConversation(fixture, messages: 4)
+        let userID = try populateConversation(fixture, messages: 4)
         let context = fixture.context()
         let ana = try context.existingObject(with: userID)
         let messages = ana.objects(forKey: "messages")
@@ -540,7 +540,7 @@ import Testing
 
     @Test func appendingToANeverFaultedOrderedOneToManyDoesNotFireIt() throws {
         let fixture = try GraphFixture(try ExperimentModels.contacts())
-        let userID = try seedConversation(fixture, messages: 3)
+        let userID = try populateConversation(fixture, messages: 3)
         let context = fixture.context()
         let cost = try fixture.measure {
             let ana = try context.existingObject(with: userID)
@@ -562,15 +562,15 @@ import Testing
 
     @Test func movingAMessageToAnotherContactKeepsBothOrders() throws {
         let fixture = try GraphFixture(try ExperimentModels.contacts())
-        let anaID = try seedConversation(fixture, messages: 3)
-        let seed = fixture.context("seed 2")
-        let ben = make(seed, "User", "Ben")
+        let anaID = try populateConversation(fixture, messages: 3)
+        let setup = fixture.context("setup 2")
+        let ben = make(setup, "User", "Ben")
         for text in ["b1", "b2"] {
-            let message = make(seed, "Message", text, key: "text")
+            let message = make(setup, "Message", text, key: "text")
             message.setValue(Date(), forKey: "sentAt")
             ben.add(message, toKey: "messages")
         }
-        try seed.save()
+        try setup.save()
 
         // Neither to-many fired: the move is recorded on both sides and appended on Ben's.
         let context = fixture.context()
@@ -637,11 +637,11 @@ import Testing
 
     @Test func addingTwiceToAnUnfaultedToManyAddsOnce() throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
-        let seed = fixture.context("seed")
-        _ = make(seed, "Class", "1-A")
-        _ = make(seed, "Student", "Aiko")
-        _ = make(seed, "Subject", "Art")
-        try seed.save()
+        let setup = fixture.context("setup")
+        _ = make(setup, "Class", "1-A")
+        _ = make(setup, "Student", "Aiko")
+        _ = make(setup, "Subject", "Art")
+        try setup.save()
 
         let context = fixture.context()
         let schoolClass = try find(context, "Class", "1-A")

@@ -79,7 +79,7 @@ import Testing
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func eachPolicySettlesAnEditConflict(policy: MergePolicy, writer: Writer) throws {
         let fixture = try GraphFixture(try ExperimentModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let staff = try MergeTests.populateStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
         let ann = try ours.existingObject(with: staff.ann)
@@ -120,7 +120,7 @@ import Testing
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func eachPolicySettlesADeleteConflict(policy: MergePolicy, writer: Writer) throws {
         let fixture = try GraphFixture(try ExperimentModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let staff = try MergeTests.populateStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
         let dave = try ours.existingObject(with: staff.dave)
@@ -156,7 +156,7 @@ import Testing
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func anEditOfARowDeletedElsewhere(policy: MergePolicy, writer: Writer) throws {
         let fixture = try GraphFixture(try ExperimentModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let staff = try MergeTests.populateStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
         let ann = try ours.existingObject(with: staff.ann)
