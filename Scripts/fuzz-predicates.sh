@@ -6,8 +6,8 @@
 #   Scripts/fuzz-predicates.sh crash-<hash>    # replays one input
 #
 # The fuzzer is its own package (Scripts/fuzz-predicates), built with the main package's GraphStore in its own
-# scratch folder; the seed corpus is written from formats the tests use. Findings land in the working folder
-# (crash-*, timeout-*), as libFuzzer names them. Arguments are passed on to libFuzzer.
+# scratch folder; the corpus it starts from is written from formats the tests use. Findings land in the working
+# folder (crash-*, timeout-*), as libFuzzer names them. Arguments are passed on to libFuzzer.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 package="$root/Scripts/fuzz-predicates"

@@ -403,7 +403,7 @@ final class SharedStore {
         opened(coordinator)
         self.columns = try ItemColumns(model: model)
         let groupIDs = try GraphCases.insertGroups(groupCount, into: coordinator)
-        let context = ObjectContext(coordinator: coordinator, name: "seed")
+        let context = ObjectContext(coordinator: coordinator, name: "setup")
         let groups = groupIDs.map { context.object(with: $0) }
         let items = (0..<rows.count).map { index -> ManagedObject in
             let item = context.insert("Item")

@@ -113,7 +113,7 @@ public final class StudentsScenario {
     }
 
     /// The article's to-one example: fetch the students with their values, take the first, read its address. The
-    /// fetch is part of what is counted, as in the seed: 1 for the students, 1 for the address's fault.
+    /// fetch is part of what is counted, as in the article: 1 for the students, 1 for the address's fault.
     public func toOne() throws(ScenarioError) -> MethodResult {
         let context = store.freshContext(name: "to-one")
         return try withExtendedLifetime(context) { () throws(ScenarioError) -> MethodResult in
@@ -138,7 +138,7 @@ public final class StudentsScenario {
         }
     }
 
-    /// Option 1 of the seed: look through `class.students` for a name. The class is fetched first; then one
+    /// Option 1 of the article: look through `class.students` for a name. The class is fetched first; then one
     /// relationship fault and one fault per student looked at.
     public func findThroughRelationship() throws(ScenarioError) -> MethodResult {
         let context = store.freshContext(name: "find via relationship")
@@ -152,7 +152,7 @@ public final class StudentsScenario {
         }
     }
 
-    /// Option 2 of the seed: one fetch request for `class == %@ AND name == %@`, limited to one row.
+    /// Option 2 of the article: one fetch request for `class == %@ AND name == %@`, limited to one row.
     public func findWithFetchRequest() throws(ScenarioError) -> MethodResult {
         let context = store.freshContext(name: "find with fetch request")
         let schoolClass = try searchedClass(in: context)

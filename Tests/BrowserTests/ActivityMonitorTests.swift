@@ -20,7 +20,7 @@ import Testing
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             coordinator = try PersistentStoreCoordinator(
                 path: folder.appendingPathComponent("chat.sqlite").path, model: try ChatModel.make(), classes: ChatModel.classes)
-            try seed()
+            try populate()
             coordinator.rowCache.removeAll()
             recorder.attach(to: coordinator.events)
         }
@@ -36,8 +36,8 @@ import Testing
             ActivityMonitor(model: coordinator.model, recorder: recorder, logCapacity: logCapacity)
         }
 
-        private func seed() throws {
-            let context = ObjectContext(coordinator: coordinator, name: "seed")
+        private func populate() throws {
+            let context = ObjectContext(coordinator: coordinator, name: "setup")
             let base = Date(timeIntervalSinceReferenceDate: 760_000_000)
             let users = ["Ana", "Bjørn", "Chen 陈", "Dara", "Eun-ji", "Farid"].map { name in
                 let user = context.insert(User.self)

@@ -31,7 +31,7 @@ import Testing
         let uuid: String
         do {
             let coordinator = try PersistentStoreCoordinator(path: path, model: try model())
-            let context = ObjectContext(coordinator: coordinator, name: "seed")
+            let context = ObjectContext(coordinator: coordinator, name: "setup")
             let chat = context.insert("Chat")
             chat.setValue("lunch", forKey: "title")
             for text in ["hi", "noodles?", "yes"] {

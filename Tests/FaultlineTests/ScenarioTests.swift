@@ -7,7 +7,7 @@ import Testing
 @Suite struct ScenarioTests {
     // MARK: associates (the Person/AssociateInfo experiment)
 
-    @Test func associatesFaithfulCountsAreTheSeeds() throws {
+    @Test func associatesFaithfulCountsAreThePublishedOnes() throws {
         let folder = TemporaryFolder()
         let report = try AssociatesScenario(path: folder.path("associates.sqlite"), strategy: .faithful).run()
         #expect(report.scenario == "associates")
@@ -71,7 +71,7 @@ import Testing
 
     // MARK: students (LINE's engineering blog on Core Data relationships)
 
-    @Test func studentsCountsAreTheSeeds() throws {
+    @Test func studentsCountsAreThePublishedOnes() throws {
         let folder = TemporaryFolder()
         let report = try StudentsScenario(path: folder.path("students.sqlite"), strategy: .faithful).run()
         #expect(report.scenario == "students")

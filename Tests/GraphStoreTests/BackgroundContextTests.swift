@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func anActorContextSavesWhileAnotherContextReads() async throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let log = EventLog()
         fixture.coordinator.events.addObserver { log.add($0) }
         let writer = ContextActor(coordinator: fixture.coordinator, name: "writer")
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func twoActorContextsSavingAtOnceGetDistinctKeys() async throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let writers = [ContextActor(coordinator: fixture.coordinator, name: "a"), ContextActor(coordinator: fixture.coordinator, name: "b")]
         let ids = try await withThrowingTaskGroup(of: [ObjectID].self) { group in
             for (index, writer) in writers.enumerated() {
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func aBackgroundTaskSavesAndTheMainContextReadsFromTheRowCache() async throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try await fixture.coordinator.performBackgroundTask(name: "import") { context in
             try Self.saveSubjects(["Art", "Biology", "Chemistry"], in: context)
         }

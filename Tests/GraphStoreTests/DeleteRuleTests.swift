@@ -65,7 +65,7 @@ import Testing
 
         init(_ build: (ObjectContext, inout [String: ManagedObject]) -> Void) throws {
             fixture = try GraphFixture(try DeleteRuleTests.model())
-            let context = fixture.context("seed")
+            let context = fixture.context("setup")
             var named: [String: ManagedObject] = [:]
             build(context, &named)
             try context.save()
@@ -433,10 +433,10 @@ import Testing
     }
 
     @Test func aDeletedRowsUniqueValueIsFreeForTheSameSave() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
-        let seed = fixture.context("seed")
-        seed.insert("Country").setValue("Japan", forKey: "name")
-        try seed.save()
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
+        let setup = fixture.context("setup")
+        setup.insert("Country").setValue("Japan", forKey: "name")
+        try setup.save()
         let context = fixture.context()
         let old = try #require(try context.fetch(FetchRequest(entityName: "Country")).first)
         context.delete(old)

@@ -6,8 +6,8 @@ import Testing
 /// Writes by other processes, found through `PRAGMA data_version` and one scan, and merged.
 @Suite struct ExternalChangesTests {
     @Test func anotherProcessesInsertUpdateAndDeleteAreFoundAndMerged() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try MergeTests.populateStaff(fixture)
         let main = fixture.context("main")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: main.id)
         #expect(try main.mergeChangesFromOtherConnections() == nil)
@@ -52,8 +52,8 @@ import Testing
     }
 
     @Test func thisCoordinatorsOwnSavesAreNotReportedAsAnotherProcesss() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        _ = try MergeTests.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        _ = try MergeTests.populateStaff(fixture)
         let main = fixture.context("main")
         try fixture.coordinator.startWatchingOtherConnections()
         let writer = fixture.context("writer")
@@ -77,7 +77,7 @@ import Testing
     /// Another process adds messages to a chat whose row this process holds: the chat's count follows.
     @Test func derivedCountsFollowAnotherProcesssMessages() throws {
         let fixture = try GraphFixture(try ChatModel.make())
-        let (user, chat) = try MergeTests.seedChat(fixture, entity: "GroupChat")
+        let (user, chat) = try MergeTests.populateChat(fixture, entity: "GroupChat")
 
         let main = fixture.context("main")
         let chatMain = try main.existingObject(with: chat.objectID)

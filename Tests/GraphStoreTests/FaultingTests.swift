@@ -2,11 +2,11 @@ import Foundation
 import GraphStore
 import Testing
 
-/// Statement, hit and miss counts for faults, as the seed documents measured them in Core Data.
+/// Statement, hit and miss counts for faults, as the published experiments measured them in Core Data.
 @Suite struct FaultingTests {
     /// One class with three students; each student has an address and two of three subjects. Returns the IDs.
-    private func seedStudents(_ fixture: GraphFixture) throws -> (students: [ObjectID], subjects: [ObjectID], classID: ObjectID) {
-        let context = fixture.context("seed")
+    private func populateStudents(_ fixture: GraphFixture) throws -> (students: [ObjectID], subjects: [ObjectID], classID: ObjectID) {
+        let context = fixture.context("setup")
         let schoolClass = context.insert("Class")
         schoolClass.setValue("1-A", forKey: "name")
         let subjects = ["Math", "Art", "Music"].map { name -> ManagedObject in
@@ -31,8 +31,8 @@ import Testing
     }
 
     @Test func attributeAccessOnAFaultIsAMissThenAHit() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedStudents(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let first = fixture.context("first")
         let cold = try fixture.measure {
@@ -56,8 +56,8 @@ import Testing
     }
 
     @Test func toOneTraversalRunsNoSQLUntilTheDestinationIsRead() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedStudents(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
         let student = context.object(with: ids.students[1])
@@ -72,8 +72,8 @@ import Testing
     }
 
     @Test func toManyFirstAccessIsOneIDQueryThenOneQueryPerObjectTouched() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedStudents(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
         let schoolClass = context.object(with: ids.classID)
@@ -91,8 +91,8 @@ import Testing
     }
 
     @Test func relationshipFaultSQLIsCoreDatas() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedStudents(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateStudents(fixture)
         let context = fixture.context()
         let recorder = StatementRecorder(fixture.coordinator)
         _ = context.object(with: ids.classID).objects(forKey: "students")
@@ -106,9 +106,9 @@ import Testing
     }
 
     /// From LINE's engineering blog on Core Data relationships: fetch students with their property values, touch `address.street`: 2 statements in all.
-    @Test func seedToOneExampleCostsTwoStatements() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        _ = try seedStudents(fixture)
+    @Test func articleToOneExampleCostsTwoStatements() throws {
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        _ = try populateStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
         let cost = try fixture.measure {
@@ -121,9 +121,9 @@ import Testing
     }
 
     /// From LINE's engineering blog on Core Data relationships: fetch students, touch `subjects`, then the first subject's name: 3 statements.
-    @Test func seedToManyExampleCostsThreeStatements() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        _ = try seedStudents(fixture)
+    @Test func articleToManyExampleCostsThreeStatements() throws {
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        _ = try populateStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
         let cost = try fixture.measure {
@@ -136,8 +136,8 @@ import Testing
     }
 
     @Test func fetchedObjectsAreFaultsServedByTheRowCache() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        _ = try seedStudents(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        _ = try populateStudents(fixture)
         fixture.coordinator.rowCache.removeAll()
         let context = fixture.context()
         var students: [ManagedObject] = []
@@ -162,7 +162,7 @@ import Testing
         }
         let fixture = try GraphFixture(model)
         func chat(with messageCount: Int) throws -> ObjectID {
-            let context = fixture.context("seed")
+            let context = fixture.context("setup")
             let chat = context.insert("Chat")
             chat.setValue("\(messageCount)", forKey: "title")
             try context.save()

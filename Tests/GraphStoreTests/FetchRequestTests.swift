@@ -15,7 +15,7 @@ import Testing
 
         init() throws {
             fixture = try GraphFixture(try ChatModel.make())
-            let context = fixture.context("seed")
+            let context = fixture.context("setup")
             let base = Date(timeIntervalSinceReferenceDate: 700_000_000)
             let users = ["Ana", "Budi", "Chaiya", "Dewi", "Eun", "Fumiko"].enumerated().map { offset, name -> ManagedObject in
                 let user = context.insert("User")

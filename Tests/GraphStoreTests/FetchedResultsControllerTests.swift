@@ -6,8 +6,8 @@ import Testing
 /// A fetch kept current across merges, and the rows it reports as inserted, deleted, moved and updated.
 @Suite struct FetchedResultsControllerTests {
     /// Employees named `names`, each with salary 100.
-    private func seed(_ fixture: GraphFixture, _ names: [String]) throws -> [String: ObjectID] {
-        let context = fixture.context("seed")
+    private func populate(_ fixture: GraphFixture, _ names: [String]) throws -> [String: ObjectID] {
+        let context = fixture.context("setup")
         let objects = names.map { name -> ManagedObject in
             let object = context.insert("Employee")
             object.setValue(name, forKey: "name")
@@ -34,8 +34,8 @@ import Testing
     }
 
     @Test func insertsDeletesMovesAndUpdatesAreReportedByIndex() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let ids = try seed(fixture, ["Bob", "Cid", "Dee", "Eve"])
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let ids = try populate(fixture, ["Bob", "Cid", "Dee", "Eve"])
         let main = fixture.context("main")
         let controller = FetchedResultsController(context: main, request: FetchRequest(entityName: "Employee", sortDescriptors: [.init("name")]))
         try controller.performFetch()
@@ -63,9 +63,9 @@ import Testing
     }
 
     @Test func aWindowedResultComparesTheRowsItHasRead() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let names = (0..<30).map { String(format: "E%02d", $0) }
-        let ids = try seed(fixture, names)
+        let ids = try populate(fixture, names)
         let main = fixture.context("main")
         var request = FetchRequest(entityName: "Employee", sortDescriptors: [.init("name")])
         request.fetchBatchSize = 10
@@ -92,8 +92,8 @@ import Testing
     }
 
     @Test func sectionsFollowTheSectionKeyPath() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let ids = try seed(fixture, ["Bob", "Cid", "Dee"])
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let ids = try populate(fixture, ["Bob", "Cid", "Dee"])
         let main = fixture.context("main")
         let request = FetchRequest(entityName: "Employee", sortDescriptors: [.init("salary"), .init("name")])
         let controller = FetchedResultsController(context: main, request: request, sectionKeyPath: "salary")
@@ -111,20 +111,20 @@ import Testing
     /// The chat list sorts by chat attributes: a user's rename cannot move it, a new message can.
     @Test func onlyChangesThatCanMoveTheResultsRefetch() throws {
         let fixture = try GraphFixture(try ChatModel.make())
-        let seed = fixture.context("seed")
-        let user = seed.insert("User")
+        let setup = fixture.context("setup")
+        let user = setup.insert("User")
         user.setValue("Ana", forKey: "name")
         user.setValue("ana", forKey: "handle")
         user.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
         var chats: [ManagedObject] = []
         for (index, title) in ["Old", "New"].enumerated() {
-            let chat = seed.insert("DirectChat")
+            let chat = setup.insert("DirectChat")
             chat.setValue(title, forKey: "title")
             chat.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
             chat.setValue(Date(timeIntervalSince1970: Double(100 * (index + 1))), forKey: "lastMessageAt")
             chats.append(chat)
         }
-        try seed.save()
+        try setup.save()
         let main = fixture.context("main")
         let request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("lastMessageAt", ascending: false)])
         let controller = FetchedResultsController(context: main, request: request)

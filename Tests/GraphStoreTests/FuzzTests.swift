@@ -47,7 +47,7 @@ import Testing
     }
 
     /// What went wrong with one input: nothing when it parsed (and then worked) or failed with a `PredicateError`.
-    static func check(_ format: String, _ arguments: [any PredicateArgumentConvertible], store: PredicateEvaluationTests.Seeded,
+    static func check(_ format: String, _ arguments: [any PredicateArgumentConvertible], store: PredicateEvaluationTests.SavedStore,
                       context: ObjectContext) -> [String] {
         var problems: [String] = []
         let start = ContinuousClock.now
@@ -80,7 +80,7 @@ import Testing
 
     /// For each entity: compiling and evaluating must both fail with the same kind of error, or both select the
     /// same objects — and the compiled SQL must run.
-    static func differences(_ predicate: P, store: PredicateEvaluationTests.Seeded, context: ObjectContext) -> [String] {
+    static func differences(_ predicate: P, store: PredicateEvaluationTests.SavedStore, context: ObjectContext) -> [String] {
         var problems: [String] = []
         for entity in ["Chat", "Message", "User"] {
             var compiler = PredicateCompiler(schema: store.schema, entity: entity)
@@ -120,7 +120,7 @@ import Testing
     func mutatedPredicatesParseOrThrow(seed: UInt64) {
         let report = onSmallStack { () -> [String] in
             do {
-                let store = try PredicateEvaluationTests.Seeded()
+                let store = try PredicateEvaluationTests.SavedStore()
                 let context = ObjectContext(coordinator: store.coordinator, name: "fuzz")
                 let ids = store.ids.keys.sorted().map { store.ids[$0]! }
                 let corpus = try Self.handWrittenFormats + PredicateEvaluationTests.cases(store.ids).map { $0.1.description }
@@ -186,7 +186,7 @@ import Testing
                 String(repeating: "SELF.", count: limit) + "age == 1",
             ]
             do {
-                let store = try PredicateEvaluationTests.Seeded()
+                let store = try PredicateEvaluationTests.SavedStore()
                 let context = ObjectContext(coordinator: store.coordinator, name: "deep")
                 for format in allowed {
                     do {
@@ -228,7 +228,7 @@ import Testing
     /// compiled SQL and in-memory evaluation select the same objects, or fail alike.
     @Test(arguments: predicateSeeds)
     func generatedPredicatesSelectAlikeInSQLAndInMemory(seed: UInt64) throws {
-        let store = try PredicateEvaluationTests.Seeded()
+        let store = try PredicateEvaluationTests.SavedStore()
         let context = ObjectContext(coordinator: store.coordinator, name: "fuzz")
         var generator = PredicateGenerator(seed: seed)
         var worked = 0
@@ -337,7 +337,7 @@ import Testing
     /// The SQL string search read its text as a C string, so a U+0000 cut it short: `CONTAINS[c] "TEA\0M"` selected
     /// every message of a chat called "team" in SQL, and none in memory.
     @Test func aStringHoldingNULIsSearchedWhole() throws {
-        let store = try PredicateEvaluationTests.Seeded()
+        let store = try PredicateEvaluationTests.SavedStore()
         let context = ObjectContext(coordinator: store.coordinator, name: "nul")
         let user = context.insert("User")
         user.setValue("qq\u{0}xyz", forKey: "name")

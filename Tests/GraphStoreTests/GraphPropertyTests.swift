@@ -660,15 +660,15 @@ final class GraphPropertyRun {
     /// has not fired (the removal and the addition cancelled out, and the member kept its stored position).
     @Test func anOrderedMemberRemovedAndAddedAgainGoesToTheEnd() throws {
         let fixture = try GraphFixture(try GraphPropertyTests.model())
-        let seed = fixture.context("seed")
-        let item = seed.insert("Item")
+        let setup = fixture.context("setup")
+        let item = setup.insert("Item")
         let notes = (0..<3).map { index -> ManagedObject in
-            let note = seed.insert("Note")
+            let note = setup.insert("Note")
             note.setValue("n\(index)", forKey: "text")
             note.setObject(item, forKey: "item")
             return note
         }
-        try seed.save()
+        try setup.save()
         for readsFirst in [false, true] {
             let context = fixture.context()
             let first = context.object(with: notes[0].objectID)
@@ -696,9 +696,9 @@ extension GraphPropertyFindingsTests {
     /// go of it (its key was written after the delete, pointing at nothing).
     @Test func anObjectRemovedAndAddedBeforeTheFaultFiredIsAdded() throws {
         let fixture = try GraphFixture(try GraphPropertyTests.model())
-        let seed = fixture.context("seed")
-        let (tag, item, person) = (seed.insert("Tag"), seed.insert("Item"), seed.insert("Person"))
-        try seed.save()
+        let setup = fixture.context("setup")
+        let (tag, item, person) = (setup.insert("Tag"), setup.insert("Item"), setup.insert("Person"))
+        try setup.save()
         let context = fixture.context()
         let (tagHere, itemHere, personHere) = (context.object(with: tag.objectID), context.object(with: item.objectID), context.object(with: person.objectID))
         tagHere.remove(itemHere, fromKey: "items")

@@ -79,7 +79,7 @@ final class CheckFixture {
     /// hi (ben) and beep (echo) in general, yo (cat) in random; general pins hello.
     private static func populate(path: String, model: ObjectModel) throws -> String {
         let coordinator = try PersistentStoreCoordinator(path: path, model: model)
-        let context = ObjectContext(coordinator: coordinator, name: "seed")
+        let context = ObjectContext(coordinator: coordinator, name: "setup")
         func make(_ entity: String, _ values: [String: Any]) -> ManagedObject {
             let object = context.insert(entity)
             for (key, value) in values { object.setValue(value, forKey: key) }

@@ -43,7 +43,7 @@ import Testing
     // MARK: one-to-one
 
     @Test func oneToOneSetFromEitherSideUpdatesBothSides() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let budi = make(context, "Student", "Budi")
@@ -77,28 +77,28 @@ import Testing
 
     /// Aiko has the first address and Budi the second; giving Budi the first takes it from Aiko and frees the second.
     @Test(arguments: [false, true]) func movingAnAddressToAnotherStudentTakesItFromTheFirst(fromAddressSide: Bool) throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let seed = fixture.context("seed")
-        let seedAiko = make(seed, "Student", "Aiko")
-        let seedBudi = make(seed, "Student", "Budi")
-        let seedFirst = make(seed, "Address", "1 Main St", key: "street")
-        let seedSecond = make(seed, "Address", "2 Main St", key: "street")
-        seedAiko.setObject(seedFirst, forKey: "address")
-        seedBudi.setObject(seedSecond, forKey: "address")
-        try seed.save()
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let setup = fixture.context("setup")
+        let savedAiko = make(setup, "Student", "Aiko")
+        let savedBudi = make(setup, "Student", "Budi")
+        let savedFirst = make(setup, "Address", "1 Main St", key: "street")
+        let savedSecond = make(setup, "Address", "2 Main St", key: "street")
+        savedAiko.setObject(savedFirst, forKey: "address")
+        savedBudi.setObject(savedSecond, forKey: "address")
+        try setup.save()
         fixture.coordinator.rowCache.removeAll()
 
         let context = fixture.context()
-        let budi = context.object(with: seedBudi.objectID)
-        let first = context.object(with: seedFirst.objectID)
+        let budi = context.object(with: savedBudi.objectID)
+        let first = context.object(with: savedFirst.objectID)
         if fromAddressSide {
             first.setObject(budi, forKey: "student")
         } else {
             budi.setObject(first, forKey: "address")
         }
         // Aiko and the second address were never asked for: the context reached them through the inverse.
-        let aiko = context.object(with: seedAiko.objectID)
-        let second = context.object(with: seedSecond.objectID)
+        let aiko = context.object(with: savedAiko.objectID)
+        let second = context.object(with: savedSecond.objectID)
         func check() {
             #expect(budi.object(forKey: "address") === first)
             #expect(first.object(forKey: "student") === budi)
@@ -111,9 +111,9 @@ import Testing
         #expect(cost.statements == 4)
         check()
         let students = try fixture.sqlRows("SELECT ZNAME, ZADDRESS FROM ZSTUDENT ORDER BY ZNAME")
-        #expect(students.map { $0[1] as Int64? } == [nil, seedFirst.objectID.primaryKey])
+        #expect(students.map { $0[1] as Int64? } == [nil, savedFirst.objectID.primaryKey])
         let addresses = try fixture.sqlRows("SELECT ZSTREET, ZSTUDENT FROM ZADDRESS ORDER BY ZSTREET")
-        #expect(addresses.map { $0[1] as Int64? } == [seedBudi.objectID.primaryKey, nil])
+        #expect(addresses.map { $0[1] as Int64? } == [savedBudi.objectID.primaryKey, nil])
         try reopened(fixture) { context throws in
             #expect(try find(context, "Student", "Aiko").object(forKey: "address") == nil)
             let budi = try find(context, "Student", "Budi")
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func clearingAOneToOneClearsBothSides() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let address = make(context, "Address", "1 Main St", key: "street")
@@ -141,7 +141,7 @@ import Testing
     // MARK: one-to-many and many-to-one
 
     @Test func oneToManySetFromEitherSide() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = make(context, "Class", "1-A")
         let aiko = make(context, "Student", "Aiko")
@@ -165,21 +165,21 @@ import Testing
     }
 
     @Test func movingAStudentBetweenClassesUpdatesBothClasses() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let seed = fixture.context("seed")
-        let seedFirst = make(seed, "Class", "1-A")
-        let seedSecond = make(seed, "Class", "1-B")
-        let seedStudents = ["Aiko", "Budi", "Chaiya"].map { make(seed, "Student", $0) }
-        for student in seedStudents { student.setObject(seedFirst, forKey: "class") }
-        try seed.save()
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let setup = fixture.context("setup")
+        let savedFirst = make(setup, "Class", "1-A")
+        let savedSecond = make(setup, "Class", "1-B")
+        let savedStudents = ["Aiko", "Budi", "Chaiya"].map { make(setup, "Student", $0) }
+        for student in savedStudents { student.setObject(savedFirst, forKey: "class") }
+        try setup.save()
         fixture.coordinator.rowCache.removeAll()
 
         let context = fixture.context()
-        let first = context.object(with: seedFirst.objectID)
-        let second = context.object(with: seedSecond.objectID)
+        let first = context.object(with: savedFirst.objectID)
+        let second = context.object(with: savedSecond.objectID)
         #expect(first.count(forKey: "students") == 3)
-        let aiko = context.object(with: seedStudents[0].objectID)
-        let budi = context.object(with: seedStudents[1].objectID)
+        let aiko = context.object(with: savedStudents[0].objectID)
+        let budi = context.object(with: savedStudents[1].objectID)
         // From the to-one side, then from the to-many side (the second class's to-many never fired).
         aiko.setObject(second, forKey: "class")
         #expect(nameSet(first.objects(forKey: "students")) == ["Budi", "Chaiya"])
@@ -208,7 +208,7 @@ import Testing
     }
 
     @Test func removingFromTheToManySideClearsTheToOne() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = make(context, "Class", "1-A")
         let aiko = make(context, "Student", "Aiko")
@@ -227,17 +227,17 @@ import Testing
     // MARK: many-to-many
 
     @Test func manyToManyAddAndRemoveFromEitherSide() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let seed = fixture.context("seed")
-        let seedObjects = [make(seed, "Student", "Aiko"), make(seed, "Student", "Budi"), make(seed, "Subject", "Math"), make(seed, "Subject", "Art")]
-        try seed.save()
-        let (aikoKey, budiKey, mathKey, artKey) = (seedObjects[0].objectID.primaryKey, seedObjects[1].objectID.primaryKey,
-                                                   seedObjects[2].objectID.primaryKey, seedObjects[3].objectID.primaryKey)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let setup = fixture.context("setup")
+        let savedObjects = [make(setup, "Student", "Aiko"), make(setup, "Student", "Budi"), make(setup, "Subject", "Math"), make(setup, "Subject", "Art")]
+        try setup.save()
+        let (aikoKey, budiKey, mathKey, artKey) = (savedObjects[0].objectID.primaryKey, savedObjects[1].objectID.primaryKey,
+                                                   savedObjects[2].objectID.primaryKey, savedObjects[3].objectID.primaryKey)
         fixture.coordinator.rowCache.removeAll()
 
         let context = fixture.context()
-        let (aiko, budi, math, art) = (context.object(with: seedObjects[0].objectID), context.object(with: seedObjects[1].objectID),
-                                       context.object(with: seedObjects[2].objectID), context.object(with: seedObjects[3].objectID))
+        let (aiko, budi, math, art) = (context.object(with: savedObjects[0].objectID), context.object(with: savedObjects[1].objectID),
+                                       context.object(with: savedObjects[2].objectID), context.object(with: savedObjects[3].objectID))
         aiko.add(math, toKey: "subjects")
         art.add(aiko, toKey: "students")
         budi.add(math, toKey: "subjects")
@@ -281,7 +281,7 @@ import Testing
     /// Two stored objects may be linked already: with neither relationship fault fired, adding and removing the
     /// link leaves it removed, which costs one DELETE (that finds nothing here).
     @Test func aStoredPairLinkedThenUnlinkedBeforeSaveWritesOneDelete() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let math = make(context, "Subject", "Math")
@@ -299,7 +299,7 @@ import Testing
 
     /// A new object cannot be linked in the store: adding and removing its link cancel out and write nothing.
     @Test func aNewObjectLinkedThenUnlinkedBeforeSaveWritesNothing() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let math = make(context, "Subject", "Math")
         try context.save()
@@ -316,7 +316,7 @@ import Testing
 
     /// `objects(forKey:)` documents unordered to-manys as coming back by object ID, whatever order they were added in.
     @Test func unorderedToManysComeBackInObjectIDOrder() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let students = ["Aiko", "Budi", "Chaiya"].map { make(context, "Student", $0) }
         let math = make(context, "Subject", "Math")
@@ -343,7 +343,7 @@ import Testing
     /// Core Data keeps a to-many without inverse as a key on the destination, so the second link overwrites the first.
     /// Faultline keeps a join table: both links survive.
     @Test func manyToNilKeepsEveryLink() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let aiko = make(context, "Student", "Aiko")
         let budi = make(context, "Student", "Budi")
@@ -383,7 +383,7 @@ import Testing
     // MARK: reflexive
 
     @Test func reflexiveManagerAndReports() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let context = fixture.context()
         let boss = make(context, "Employee", "Boss")
         let lead = make(context, "Employee", "Lead")
@@ -419,7 +419,7 @@ import Testing
     }
 
     @Test func selfInversePeersLinkBothWays() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
+        let fixture = try GraphFixture(try ExperimentModels.employees())
         let context = fixture.context()
         let ana = make(context, "Employee", "Ana")
         let ben = make(context, "Employee", "Ben")
@@ -463,8 +463,8 @@ import Testing
     // MARK: ordered
 
     /// A user with messages "m1"… in order, saved; returns the user's ID.
-    private func seedConversation(_ fixture: GraphFixture, messages count: Int) throws -> ObjectID {
-        let context = fixture.context("seed")
+    private func populateConversation(_ fixture: GraphFixture, messages count: Int) throws -> ObjectID {
+        let context = fixture.context("setup")
         let user = make(context, "User", "Ana")
         for number in 1...count {
             let message = make(context, "Message", "m\(number)", key: "text")
@@ -481,7 +481,7 @@ import Testing
     }
 
     @Test func orderedOneToManyKeepsItsOrder() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let context = fixture.context()
         let ana = make(context, "User", "Ana")
         var messages: [ManagedObject] = []
@@ -511,8 +511,8 @@ import Testing
     }
 
     @Test func reorderingAnOrderedOneToManyIsPersisted() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
-        let userID = try seedConversation(fixture, messages: 4)
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
+        let userID = try populateConversation(fixture, messages: 4)
         let context = fixture.context()
         let ana = try context.existingObject(with: userID)
         let messages = ana.objects(forKey: "messages")
@@ -539,8 +539,8 @@ import Testing
     }
 
     @Test func appendingToANeverFaultedOrderedOneToManyDoesNotFireIt() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
-        let userID = try seedConversation(fixture, messages: 3)
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
+        let userID = try populateConversation(fixture, messages: 3)
         let context = fixture.context()
         let cost = try fixture.measure {
             let ana = try context.existingObject(with: userID)
@@ -561,16 +561,16 @@ import Testing
     }
 
     @Test func movingAMessageToAnotherContactKeepsBothOrders() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
-        let anaID = try seedConversation(fixture, messages: 3)
-        let seed = fixture.context("seed 2")
-        let ben = make(seed, "User", "Ben")
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
+        let anaID = try populateConversation(fixture, messages: 3)
+        let setup = fixture.context("setup 2")
+        let ben = make(setup, "User", "Ben")
         for text in ["b1", "b2"] {
-            let message = make(seed, "Message", text, key: "text")
+            let message = make(setup, "Message", text, key: "text")
             message.setValue(Date(), forKey: "sentAt")
             ben.add(message, toKey: "messages")
         }
-        try seed.save()
+        try setup.save()
 
         // Neither to-many fired: the move is recorded on both sides and appended on Ben's.
         let context = fixture.context()
@@ -588,7 +588,7 @@ import Testing
     }
 
     @Test func orderedManyToManyKeepsItsOrder() throws {
-        let fixture = try GraphFixture(try SeedModels.contacts())
+        let fixture = try GraphFixture(try ExperimentModels.contacts())
         let context = fixture.context()
         let team = make(context, "Group", "Team")
         let users = ["Ana", "Ben", "Cai", "Dee"].map { make(context, "User", $0) }
@@ -636,12 +636,12 @@ import Testing
     }
 
     @Test func addingTwiceToAnUnfaultedToManyAddsOnce() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let seed = fixture.context("seed")
-        _ = make(seed, "Class", "1-A")
-        _ = make(seed, "Student", "Aiko")
-        _ = make(seed, "Subject", "Art")
-        try seed.save()
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let setup = fixture.context("setup")
+        _ = make(setup, "Class", "1-A")
+        _ = make(setup, "Student", "Aiko")
+        _ = make(setup, "Subject", "Art")
+        try setup.save()
 
         let context = fixture.context()
         let schoolClass = try find(context, "Class", "1-A")

@@ -78,8 +78,8 @@ import Testing
     /// date; this context then set her start date and salary, and saves.
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func eachPolicySettlesAnEditConflict(policy: MergePolicy, writer: Writer) throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try MergeTests.populateStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
         let ann = try ours.existingObject(with: staff.ann)
@@ -119,8 +119,8 @@ import Testing
     /// This context deletes Dave after the other writer renamed him.
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func eachPolicySettlesADeleteConflict(policy: MergePolicy, writer: Writer) throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try MergeTests.populateStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
         let dave = try ours.existingObject(with: staff.dave)
@@ -155,8 +155,8 @@ import Testing
     /// The other writer deleted Ann's row; this context's edit of her has nowhere to go.
     @Test(arguments: MergePolicy.allCases, Writer.allCases)
     func anEditOfARowDeletedElsewhere(policy: MergePolicy, writer: Writer) throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try MergeTests.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try MergeTests.populateStaff(fixture)
         let ours = fixture.context("ours")
         ours.mergePolicy = policy
         let ann = try ours.existingObject(with: staff.ann)

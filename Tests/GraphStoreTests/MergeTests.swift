@@ -13,8 +13,8 @@ import Testing
     }
 
     /// Ann manages Bob and Dave.
-    static func seedStaff(_ fixture: GraphFixture) throws -> Staff {
-        let context = fixture.context("seed")
+    static func populateStaff(_ fixture: GraphFixture) throws -> Staff {
+        let context = fixture.context("setup")
         let people = ["Ann", "Bob", "Dave"].map { name -> ManagedObject in
             let person = context.insert("Employee")
             person.setValue(name, forKey: "name")
@@ -32,8 +32,8 @@ import Testing
     }
 
     @Test func aSaveNotificationCarriesTheChangedIDsAndTheirValues() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try Self.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try Self.populateStaff(fixture)
         let inbox = SaveInbox(coordinator: fixture.coordinator)
         let a = fixture.context("A")
         let carl = a.insert("Employee")
@@ -67,8 +67,8 @@ import Testing
     }
 
     @Test func aMergeBringsInValuesAndMembersAndDeletionsWithoutFetching() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try Self.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try Self.populateStaff(fixture)
         let b = fixture.context("B")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: b.id)
         let annB = try b.existingObject(with: staff.ann)
@@ -101,8 +101,8 @@ import Testing
     }
 
     @Test func unsavedChangesSurviveAMergeAndSaveWithoutAConflict() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try Self.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try Self.populateStaff(fixture)
         let b = fixture.context("B")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: b.id)
         let bobB = try b.existingObject(with: staff.bob)
@@ -124,8 +124,8 @@ import Testing
     }
 
     @Test func aMergeNeverTakesAnOlderRowOrItsOwnSaveOrAnotherStoresChanges() throws {
-        let fixture = try GraphFixture(try SeedModels.employees())
-        let staff = try Self.seedStaff(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.employees())
+        let staff = try Self.populateStaff(fixture)
         let a = fixture.context("A")
         let inbox = SaveInbox(coordinator: fixture.coordinator)
         let bobA = try a.existingObject(with: staff.bob)
@@ -145,32 +145,32 @@ import Testing
         a.mergeChanges(fromContextDidSave: notes[1])
         #expect(bobA.value(forKey: "name") as? String == "Bob 3")
 
-        let other = try GraphFixture(try SeedModels.employees())
+        let other = try GraphFixture(try ExperimentModels.employees())
         let stranger = other.context("stranger")
-        _ = try Self.seedStaff(other)
+        _ = try Self.populateStaff(other)
         let bobThere = try stranger.existingObject(with: staff.bob)
         stranger.mergeChanges(fromContextDidSave: notes[1])
         #expect(bobThere.value(forKey: "name") as? String == "Bob")
     }
 
     /// A chat store with user Ana and one chat of `entity`, saved.
-    static func seedChat(_ fixture: GraphFixture, entity: String) throws -> (user: ManagedObject, chat: ManagedObject) {
-        let seed = fixture.context("seed")
-        let user = seed.insert("User")
+    static func populateChat(_ fixture: GraphFixture, entity: String) throws -> (user: ManagedObject, chat: ManagedObject) {
+        let setup = fixture.context("setup")
+        let user = setup.insert("User")
         user.setValue("Ana", forKey: "name")
         user.setValue("ana", forKey: "handle")
         user.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
-        let chat = seed.insert(entity)
+        let chat = setup.insert(entity)
         chat.setValue("Trip", forKey: "title")
         chat.setValue(Date(timeIntervalSince1970: 0), forKey: "createdAt")
-        try seed.save()
+        try setup.save()
         return (user, chat)
     }
 
     /// A derived count the store's triggers keep comes along: the chat becomes a fault and reads its new count.
     @Test func derivedCountsFollowAMerge() async throws {
         let fixture = try GraphFixture(try ChatModel.make())
-        let (user, chat) = try Self.seedChat(fixture, entity: "DirectChat")
+        let (user, chat) = try Self.populateChat(fixture, entity: "DirectChat")
 
         let main = fixture.context("main")
         let inbox = SaveInbox(coordinator: fixture.coordinator, excluding: main.id)

@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct ModelResolutionTests {
     @Test func entityNumbersFollowCoreDataOrder() throws {
-        let model = try SeedModels.contacts()
+        let model = try ExperimentModels.contacts()
         #expect(model.entities.map(\.name) == ["Contact", "Group", "User", "Message"])
         #expect(model.entities.map(\.number) == [1, 2, 3, 4])
         #expect(model.entity(named: "Group")?.rootName == "Contact")
@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func warnsAboutRelationshipsWithoutInverse() throws {
-        let model = try SeedModels.students()
+        let model = try ExperimentModels.students()
         #expect(model.warnings.map(\.description).sorted() == [
             "Student.favoriteSubjects: has no inverse (many-to-nil: Faultline keeps it in a join table, so no link is lost); deletes and edits on 'Subject' will not update it",
             "Student.mailingAddress: has no inverse (one-to-nil); deletes and edits on 'Address' will not update it",
@@ -83,7 +83,7 @@ import Testing
 
 @Suite struct ModelEqualityTests {
     @Test func propertyOrderDoesNotMatter() throws {
-        let declared = try SeedModels.employees()
+        let declared = try ExperimentModels.employees()
         var shuffled = declared.declarations
         shuffled[0].attributes.reverse()
         shuffled[0].relationships.reverse()

@@ -5,22 +5,22 @@ import Testing
 
 /// Two contexts read the same row; the second to save a change to it is refused, and its save writes nothing.
 @Suite struct OptimisticLockingTests {
-    private struct Seeded {
+    private struct SavedIDs {
         let aiko: ObjectID
         let budi: ObjectID
         let math: ObjectID
     }
 
     /// Students Aiko and Budi and subject Math, unlinked, each at `Z_OPT` 1.
-    private func seed(_ fixture: GraphFixture) throws -> Seeded {
-        let context = fixture.context("seed")
+    private func populate(_ fixture: GraphFixture) throws -> SavedIDs {
+        let context = fixture.context("setup")
         let objects = [("Student", "Aiko"), ("Student", "Budi"), ("Subject", "Math")].map { entity, name -> ManagedObject in
             let object = context.insert(entity)
             object.setValue(name, forKey: "name")
             return object
         }
         try context.save()
-        return Seeded(aiko: objects[0].objectID, budi: objects[1].objectID, math: objects[2].objectID)
+        return SavedIDs(aiko: objects[0].objectID, budi: objects[1].objectID, math: objects[2].objectID)
     }
 
     private func row(_ fixture: GraphFixture, _ table: String, _ id: ObjectID) throws -> (name: String?, version: Int64?) {
@@ -29,8 +29,8 @@ import Testing
     }
 
     @Test func theSecondSaveConflictsWritesNothingAndSucceedsAfterARefresh() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seed(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populate(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
         let aikoA = try a.existingObject(with: ids.aiko)
@@ -99,8 +99,8 @@ import Testing
     /// The other writer is another coordinator (another process): this coordinator's row cache still holds the old
     /// row when the conflict is found.
     @Test func aConflictWithAnotherCoordinatorIsFoundAndResolvedByARefresh() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seed(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populate(fixture)
         let b = fixture.context("B")
         let aikoB = try b.existingObject(with: ids.aiko)
         #expect(aikoB.value(forKey: "name") as? String == "Aiko")
@@ -121,8 +121,8 @@ import Testing
     }
 
     @Test func everyConflictingObjectIsNamed() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seed(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populate(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
         let objectsB = try [ids.aiko, ids.budi, ids.math].map { try b.existingObject(with: $0) }
@@ -148,8 +148,8 @@ import Testing
     }
 
     @Test func deletingARowChangedSinceItWasReadConflicts() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seed(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populate(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
         let budiB = try b.existingObject(with: ids.budi)
@@ -163,8 +163,8 @@ import Testing
     }
 
     @Test func changesToOtherRowsDoNotConflict() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seed(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populate(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
         let budiB = try b.existingObject(with: ids.budi)
@@ -182,11 +182,11 @@ import Testing
 @Suite struct FaultEditLockingTests {
     /// Editing an object that is still a fault reads its row first, so a later change by someone else conflicts.
     @Test func editingAFaultReadsItsVersionBeforeTheChange() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
-        let seed = fixture.context("seed")
-        let country = seed.insert("Country")
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
+        let setup = fixture.context("setup")
+        let country = setup.insert("Country")
         country.setValue("Japan", forKey: "name")
-        try seed.save()
+        try setup.save()
         fixture.coordinator.rowCache.removeAll()
 
         let first = fixture.context("first")

@@ -7,7 +7,7 @@ import Testing
     @Test func newStoreHasExactlyTheSchemaAndBookkeepingRows() throws {
         let folder = TemporaryDirectory()
         let path = folder.path("contacts.sqlite")
-        let model = try SeedModels.contacts()
+        let model = try ExperimentModels.contacts()
         let uuid = UUID(uuidString: "00000000-0000-0000-0000-0000000000AB")!
         let store = try PersistentStore.open(path: path, model: model, options: .init(storeUUID: uuid))
         #expect(store.wasCreated)
@@ -27,9 +27,9 @@ import Testing
     @Test func reopensAnExistingStore() throws {
         let folder = TemporaryDirectory()
         let path = folder.path("quakes.sqlite")
-        let first = try PersistentStore.open(path: path, model: try SeedModels.quakes())
+        let first = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
         let uuid = first.storeUUID
-        let again = try PersistentStore.open(path: path, model: try SeedModels.quakes())
+        let again = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
         #expect(!again.wasCreated)
         #expect(again.storeUUID == uuid)
         #expect(!again.isReadOnly)
@@ -43,7 +43,7 @@ import Testing
     @Test func openingAStoreAgainKeepsTheLocksItsOpenConnectionsHold() throws {
         let folder = TemporaryDirectory()
         let path = folder.path("quakes.sqlite")
-        let first = try PersistentStore.open(path: path, model: try SeedModels.quakes())
+        let first = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
         let writer = try first.databaseWriter()
         try writer.write { db in try db.execute(sql: "CREATE TABLE probe (x); INSERT INTO probe VALUES (1)") }
         func holdsSharedLock() throws -> Bool {
@@ -59,7 +59,7 @@ import Testing
         }
         try #require(try holdsSharedLock(), "the first store's connection holds no shared lock to keep")
         for readOnly in [false, true] {
-            _ = try PersistentStore.open(path: path, model: try SeedModels.quakes(), options: .init(readOnly: readOnly))
+            _ = try PersistentStore.open(path: path, model: try ExperimentModels.quakes(), options: .init(readOnly: readOnly))
             #expect(try holdsSharedLock(), "opening again (read-only: \(readOnly)) dropped the first store's lock")
         }
         try writer.write { db in try db.execute(sql: "INSERT INTO probe VALUES (2)") }
@@ -68,8 +68,8 @@ import Testing
 
     @Test(arguments: ["students", "associates", "quakes", "employees", "contacts"])
     func sqlite3RunsTheDDLAsIs(name: String) throws {
-        let models = ["students": SeedModels.students, "associates": SeedModels.associates, "quakes": SeedModels.quakes,
-                      "employees": SeedModels.employees, "contacts": SeedModels.contacts]
+        let models = ["students": ExperimentModels.students, "associates": ExperimentModels.associates, "quakes": ExperimentModels.quakes,
+                      "employees": ExperimentModels.employees, "contacts": ExperimentModels.contacts]
         let schema = StoreSchema(model: try models[name]!())
         let folder = TemporaryDirectory()
         let path = folder.path("\(name).sqlite")
@@ -81,7 +81,7 @@ import Testing
 
     @Test func derivedCountTriggersKeepCountsWhateverWritesTheRows() throws {
         let folder = TemporaryDirectory()
-        let store = try PersistentStore.open(path: folder.path("c.sqlite"), model: try SeedModels.contacts())
+        let store = try PersistentStore.open(path: folder.path("c.sqlite"), model: try ExperimentModels.contacts())
         try store.databaseWriter().write { db in
             // Group (Z_ENT 2) and three users (Z_ENT 3), linked with plain SQL.
             try db.execute(sql: "INSERT INTO ZCONTACT (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 2, 1, 'g'), (2, 3, 1, 'a'), (3, 3, 1, 'b'), (4, 3, 1, 'c')")
@@ -142,11 +142,11 @@ import Testing
     @Test func refusesAStoreMadeForAnotherModel() throws {
         let folder = TemporaryDirectory()
         let path = folder.path("students.sqlite")
-        do { _ = try PersistentStore.open(path: path, model: try SeedModels.students()) }
+        do { _ = try PersistentStore.open(path: path, model: try ExperimentModels.students()) }
         try checkpointAndClose(path)
-        try expectRefusal(path, model: try SeedModels.quakes(), "\(path): was made for a different model (entity 'Address' is in the store but not in the model; entity 'Class' is in the store but not in the model; entity 'Country' is in the model but not in the store; entity 'Quake' is in the model but not in the store; entity 'Student' is in the store but not in the model; entity 'Subject' is in the store but not in the model)")
+        try expectRefusal(path, model: try ExperimentModels.quakes(), "\(path): was made for a different model (entity 'Address' is in the store but not in the model; entity 'Class' is in the store but not in the model; entity 'Country' is in the model but not in the store; entity 'Quake' is in the model but not in the store; entity 'Student' is in the store but not in the model; entity 'Subject' is in the store but not in the model)")
 
-        var changed = try SeedModels.students().declarations
+        var changed = try ExperimentModels.students().declarations
         changed[0].attributes.append(Attribute("zip", .string))
         try expectRefusal(path, model: try ObjectModel(changed), "\(path): was made for a different model (entity 'Address' differs)")
     }
@@ -155,12 +155,12 @@ import Testing
         let folder = TemporaryDirectory()
         let path = folder.path("other.sqlite")
         try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)") }
-        try expectRefusal(path, model: try SeedModels.quakes(), "\(path): is an SQLite database but not a Faultline store (it has no Z_METADATA table)")
+        try expectRefusal(path, model: try ExperimentModels.quakes(), "\(path): is an SQLite database but not a Faultline store (it has no Z_METADATA table)")
     }
 
     @Test func refusesFilesThatAreNotWholeDatabases() throws {
         let folder = TemporaryDirectory()
-        let model = try SeedModels.quakes()
+        let model = try ExperimentModels.quakes()
         let text = folder.path("notes.txt")
         try Data("hello, this is text\n".utf8).write(to: URL(fileURLWithPath: text))
         try expectRefusal(text, model: model, "\(text): is not an SQLite database")
@@ -184,7 +184,7 @@ import Testing
         let folder = TemporaryDirectory()
         let path = folder.path("absent.sqlite")
         #expect(throws: StoreError.noSuchFile(path: path)) {
-            try PersistentStore.open(path: path, model: try SeedModels.quakes(), options: .init(createIfMissing: false))
+            try PersistentStore.open(path: path, model: try ExperimentModels.quakes(), options: .init(createIfMissing: false))
         }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
@@ -192,8 +192,8 @@ import Testing
     @Test func readOnlyStoreRefusesWrites() throws {
         let folder = TemporaryDirectory()
         let path = folder.path("q.sqlite")
-        do { _ = try PersistentStore.open(path: path, model: try SeedModels.quakes()) }
-        let store = try PersistentStore.open(path: path, model: try SeedModels.quakes(), options: .init(readOnly: true))
+        do { _ = try PersistentStore.open(path: path, model: try ExperimentModels.quakes()) }
+        let store = try PersistentStore.open(path: path, model: try ExperimentModels.quakes(), options: .init(readOnly: true))
         #expect(store.isReadOnly)
         #expect(throws: StoreError.readOnly(path: path)) { try store.databaseWriter() }
         #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM Z_PRIMARYKEY") } == 2)

@@ -13,7 +13,7 @@ import Testing
 
     /// A saved store: users, chats and messages with nils in most places, a user in no chat, a chat with no
     /// members, a message with no sender or chat, a user with a nil name.
-    final class Seeded {
+    final class SavedStore {
         let folder = TemporaryDirectory()
         let coordinator: PersistentStoreCoordinator
         /// IDs by a short name ("ann", "team", "m3"…), permanent.
@@ -21,7 +21,7 @@ import Testing
 
         init() throws {
             coordinator = try PersistentStoreCoordinator(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
-            let context = ObjectContext(coordinator: coordinator, name: "seed")
+            let context = ObjectContext(coordinator: coordinator, name: "setup")
             var objects: [String: ManagedObject] = [:]
             func user(_ key: String, _ name: String?, _ age: Int64?, _ blocked: Bool?, id: UUID? = nil, rating: Double? = nil) {
                 let user = context.insert("User")
@@ -91,7 +91,7 @@ import Testing
         }
     }
 
-    /// Every operator, option and shape, by entity. Object and value arguments are filled in from the seeded IDs.
+    /// Every operator, option and shape, by entity. Object and value arguments are filled in from the saved store's IDs.
     static func cases(_ ids: [String: ObjectID]) throws -> [(String, P)] {
         let date = { (seconds: Double) in Date(timeIntervalSinceReferenceDate: seconds) }
         let decimal = { (text: String) in Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
@@ -268,17 +268,17 @@ import Testing
 
     /// The key test: over the whole table, the objects evaluation accepts are the rows the SQL selects.
     @Test func evaluationSelectsWhatTheCompiledSQLSelects() throws {
-        let seeded = try Seeded()
-        let cases = try Self.cases(seeded.ids)
+        let store = try SavedStore()
+        let cases = try Self.cases(store.ids)
         #expect(cases.count >= 30)
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "check")
+        let context = ObjectContext(coordinator: store.coordinator, name: "check")
         var nonTrivial = 0
         for (entity, predicate) in cases {
             do {
-                let sql = try seeded.sqlMatches(entity, predicate)
-                let memory = try seeded.memoryMatches(entity, predicate, in: context)
+                let sql = try store.sqlMatches(entity, predicate)
+                let memory = try store.memoryMatches(entity, predicate, in: context)
                 #expect(memory == sql, "\(entity): \(predicate)")
-                let total = try seeded.objects(entity, in: context).count
+                let total = try store.objects(entity, in: context).count
                 if !sql.isEmpty && sql.count < total { nonTrivial += 1 }
             } catch {
                 Issue.record("\(entity): \(predicate) threw \(error)")
@@ -290,25 +290,25 @@ import Testing
 
     /// The same table on a cold context (every object a fault, row cache emptied): evaluation fires faults as needed.
     @Test func evaluationFiresFaults() throws {
-        let seeded = try Seeded()
-        seeded.coordinator.rowCache.removeAll()
-        for (entity, predicate) in try Self.cases(seeded.ids) {
-            let context = ObjectContext(coordinator: seeded.coordinator, name: "cold")
-            let ids = try seeded.sqlMatches(entity, P.constant(true))
-            let mapping = seeded.coordinator.mapping(forEntity: entity)!
+        let store = try SavedStore()
+        store.coordinator.rowCache.removeAll()
+        for (entity, predicate) in try Self.cases(store.ids) {
+            let context = ObjectContext(coordinator: store.coordinator, name: "cold")
+            let ids = try store.sqlMatches(entity, P.constant(true))
+            let mapping = store.coordinator.mapping(forEntity: entity)!
             let objects = ids.map { context.object(with: ObjectID(entityNumber: mapping.number, primaryKey: $0)) }
             #expect(objects.allSatisfy { $0.isFault })
             let accepted = try objects.filter { object throws(PE) in try predicate.evaluate(with: object) }.map(\.objectID.primaryKey)
-            #expect(accepted == (try seeded.sqlMatches(entity, predicate)), "\(entity): \(predicate)")
+            #expect(accepted == (try store.sqlMatches(entity, predicate)), "\(entity): \(predicate)")
         }
     }
 
     // MARK: unsaved changes
 
     @Test func evaluationSeesAnEditedAttribute() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "edit")
-        let ann = context.object(with: seeded.ids["ann"]!)
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "edit")
+        let ann = context.object(with: store.ids["ann"]!)
         ann.setValue("anna", forKey: "name")
         ann.setValue(nil, forKey: "age")
         #expect(try P(format: "name == 'anna'").evaluate(with: ann))
@@ -318,20 +318,20 @@ import Testing
         #expect(try !P(format: "NOT (age > 1)").evaluate(with: ann), "nor is it not greater")
         #expect(try P(format: "age != 30").evaluate(with: ann))
         // An edit seen through a to-one path, from the message's side.
-        let m1 = context.object(with: seeded.ids["m1"]!)
+        let m1 = context.object(with: store.ids["m1"]!)
         #expect(try P(format: "sender.name == 'anna'").evaluate(with: m1))
         #expect(try P(format: "sender.age == nil").evaluate(with: m1))
         // And through a to-many, from a chat.
-        let team = context.object(with: seeded.ids["team"]!)
+        let team = context.object(with: store.ids["team"]!)
         #expect(try P(format: "ANY members.name == 'anna'").evaluate(with: team))
         #expect(try !P(format: "ANY members.name == 'ann'").evaluate(with: team))
     }
 
     @Test func evaluationSeesANewlySetToOne() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "edit")
-        let note = context.object(with: seeded.ids["m4"]!)
-        let bob = context.object(with: seeded.ids["bob"]!)
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "edit")
+        let note = context.object(with: store.ids["m4"]!)
+        let bob = context.object(with: store.ids["bob"]!)
         #expect(try P(format: "sender == nil").evaluate(with: note))
         note.setObject(bob, forKey: "sender")
         #expect(try !P(format: "sender == nil").evaluate(with: note))
@@ -342,19 +342,19 @@ import Testing
         #expect(try P(format: "messages CONTAINS %@", note).evaluate(with: bob))
         #expect(try P(format: "messages.@count == 2").evaluate(with: bob))
         // Clearing a to-one makes the path nil again.
-        let m1 = context.object(with: seeded.ids["m1"]!)
+        let m1 = context.object(with: store.ids["m1"]!)
         m1.setObject(nil, forKey: "sender")
         #expect(try P(format: "sender.name != 'ann'").evaluate(with: m1), "a nil sender's name differs from 'ann'")
         #expect(try !P(format: "sender.name == 'ann'").evaluate(with: m1))
     }
 
     @Test func evaluationSeesToManyChanges() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "edit")
-        let empty = context.object(with: seeded.ids["empty"]!)
-        let team = context.object(with: seeded.ids["team"]!)
-        let ann = context.object(with: seeded.ids["ann"]!)
-        let bob = context.object(with: seeded.ids["bob"]!)
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "edit")
+        let empty = context.object(with: store.ids["empty"]!)
+        let team = context.object(with: store.ids["team"]!)
+        let ann = context.object(with: store.ids["ann"]!)
+        let bob = context.object(with: store.ids["bob"]!)
         #expect(try P(format: "ALL members.age > 100").evaluate(with: empty), "ALL holds for no members")
         empty.add(ann, toKey: "members")
         #expect(try P(format: "ANY members.name == 'ann'").evaluate(with: empty))
@@ -370,26 +370,26 @@ import Testing
     }
 
     @Test func evaluationSeesInsertedObjects() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "insert")
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "insert")
         let newbie = context.insert("User")
         newbie.setValue("newbie", forKey: "name")
         newbie.setValue(5, forKey: "age")
         #expect(try P(format: "age < 10 AND name BEGINSWITH 'new'").evaluate(with: newbie))
         #expect(try P(format: "isBlocked == nil").evaluate(with: newbie))
         #expect(try P(format: "SELF == %@", newbie).evaluate(with: newbie))
-        #expect(try !P(format: "SELF == %@", seeded.ids["ann"]!).evaluate(with: newbie))
+        #expect(try !P(format: "SELF == %@", store.ids["ann"]!).evaluate(with: newbie))
         #expect(try P(format: "chats.@count == 0 AND ALL chats.kind == 7 AND NONE messages.score > 0").evaluate(with: newbie))
         let message = context.insert("Message")
         message.setValue("first!", forKey: "text")
         message.setObject(newbie, forKey: "sender")
         #expect(try P(format: "sender.name == 'newbie'").evaluate(with: message))
         #expect(try P(format: "sender == %@", newbie).evaluate(with: message))
-        #expect(try P(format: "sender != %@", context.object(with: seeded.ids["ann"]!)).evaluate(with: message))
+        #expect(try P(format: "sender != %@", context.object(with: store.ids["ann"]!)).evaluate(with: message))
         #expect(try P(format: "chat == nil AND chat.title == nil").evaluate(with: message))
         #expect(try P(format: "ANY messages.text == 'first!'").evaluate(with: newbie))
         #expect(try P(format: "messages CONTAINS %@", message).evaluate(with: newbie))
-        let team = context.object(with: seeded.ids["team"]!)
+        let team = context.object(with: store.ids["team"]!)
         team.add(newbie, toKey: "members")
         #expect(try P(format: "members.@count == 3 AND ANY members.age < 10").evaluate(with: team))
         #expect(try P(format: "members CONTAINS %@", newbie).evaluate(with: team))
@@ -398,9 +398,9 @@ import Testing
     /// Unsaved edits of every kind, judged in memory, then saved: the SQL on the saved store agrees, for the
     /// whole table (inserted objects compared by identity, as their IDs change on save).
     @Test func pendingChangesAreJudgedAsTheStoreWillJudgeThem() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "pending")
-        let object = { (key: String) in context.object(with: seeded.ids[key]!) }
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "pending")
+        let object = { (key: String) in context.object(with: store.ids[key]!) }
         object("ann").setValue("Ann", forKey: "name")
         object("nameless").setValue("nobody", forKey: "name")
         object("zoe").setValue(true, forKey: "isBlocked")
@@ -429,15 +429,15 @@ import Testing
         newChat.add(newbie, toKey: "members")
         newChat.add(object("ann"), toKey: "members")
 
-        let cases = try Self.cases(seeded.ids)
+        let cases = try Self.cases(store.ids)
         var judged: [[ManagedObject]] = []
         for (entity, predicate) in cases {
-            judged.append(try seeded.objects(entity, in: context).filter { object throws(PE) in try predicate.evaluate(with: object) })
+            judged.append(try store.objects(entity, in: context).filter { object throws(PE) in try predicate.evaluate(with: object) })
         }
         try context.save()
         for ((entity, predicate), accepted) in zip(cases, judged) {
             let memory = accepted.map(\.objectID.primaryKey).sorted()
-            #expect(memory == (try seeded.sqlMatches(entity, predicate)), "\(entity): \(predicate)")
+            #expect(memory == (try store.sqlMatches(entity, predicate)), "\(entity): \(predicate)")
         }
     }
 
@@ -445,12 +445,12 @@ import Testing
 
     /// Predicates the compiler rejects are rejected by evaluation too, with the same kind of error.
     @Test func errorsMatchTheCompilersKinds() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "errors")
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "errors")
         let objects = [
-            "User": context.object(with: seeded.ids["ann"]!),
-            "Message": context.object(with: seeded.ids["m1"]!),
-            "Chat": context.object(with: seeded.ids["team"]!),
+            "User": context.object(with: store.ids["ann"]!),
+            "Message": context.object(with: store.ids["m1"]!),
+            "Chat": context.object(with: store.ids["team"]!),
         ]
         let cases: [(String, P, PE.Kind)] = [
             ("Message", try P(format: "sendr.name == 'A'"), .unknownKey),
@@ -469,7 +469,7 @@ import Testing
             ("User", try P(format: "age BEGINSWITH '1'"), .typeMismatch),
             ("User", P.compare(.key("age"), .between, .list([.constant(1)])), .typeMismatch),
             ("User", try P(format: "age IN 3"), .typeMismatch),
-            ("Message", try P(format: "sender == %@", seeded.ids["team"]!), .typeMismatch),
+            ("Message", try P(format: "sender == %@", store.ids["team"]!), .typeMismatch),
             ("Message", try P(format: "sender == 'bob'"), .typeMismatch),
             ("User", try P(format: "title.@count == 1"), .unknownKey),
             ("User", try P(format: "name.@count == 1"), .typeMismatch),
@@ -480,7 +480,7 @@ import Testing
             ("Chat", try P(format: "TRUEPREDICATE OR ANY members.nope == 1"), .unknownKey),
         ]
         for (entity, predicate, kind) in cases {
-            var compiler = PredicateCompiler(schema: seeded.schema, entity: entity)
+            var compiler = PredicateCompiler(schema: store.schema, entity: entity)
             var compilerKind: PE.Kind?
             do { _ = try compiler.compile(predicate) } catch { compilerKind = error.kind }
             var evaluationError: PE?
@@ -500,11 +500,11 @@ import Testing
     }
 
     @Test func evaluatorIsBuiltOnceForManyObjects() throws {
-        let seeded = try Seeded()
-        let context = ObjectContext(coordinator: seeded.coordinator, name: "many")
-        let evaluator = try PredicateEvaluator(try P(format: "ANY chats.kind == 1 OR age == nil"), entity: "User", schema: seeded.schema)
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "many")
+        let evaluator = try PredicateEvaluator(try P(format: "ANY chats.kind == 1 OR age == nil"), entity: "User", schema: store.schema)
         let accepted = try context.fetch("User").filter(evaluator.evaluate).map(\.objectID)
-        #expect(Set(accepted) == Set(["ann", "bob", "nameless", "zoe"].map { seeded.ids[$0]! }))
-        #expect(throws: PE.self) { try PredicateEvaluator(.constant(true), entity: "Nope", schema: seeded.schema) }
+        #expect(Set(accepted) == Set(["ann", "bob", "nameless", "zoe"].map { store.ids[$0]! }))
+        #expect(throws: PE.self) { try PredicateEvaluator(.constant(true), entity: "Nope", schema: store.schema) }
     }
 }

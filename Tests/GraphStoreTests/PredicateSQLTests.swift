@@ -174,7 +174,7 @@ import Testing
 
     /// Users ann (30), bob (41, blocked), Élodie (25); chats "Team" (ann, bob) and "Family" (ann, élodie) and
     /// "Empty"; messages from ann and bob.
-    private func seededStore() throws -> (TemporaryDirectory, PersistentStore) {
+    private func populatedStore() throws -> (TemporaryDirectory, PersistentStore) {
         let folder = TemporaryDirectory()
         let store = try PersistentStore.open(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
         try store.databaseWriter().write { db in
@@ -201,7 +201,7 @@ import Testing
     }
 
     @Test func compiledSQLSelectsTheRightRows() throws {
-        let (folder, store) = try seededStore()
+        let (folder, store) = try populatedStore()
         defer { withExtendedLifetime(folder) {} }
         #expect(try matches(store, "User", "name == 'ann'") == [1])
         #expect(try matches(store, "User", "name != 'ann'") == [2, 3, 4])
@@ -238,7 +238,7 @@ import Testing
     }
 
     @Test func injectionAttemptsMatchLiterallyAndLeaveTablesAlone() throws {
-        let (folder, store) = try seededStore()
+        let (folder, store) = try populatedStore()
         defer { withExtendedLifetime(folder) {} }
         #expect(try matches(store, "Chat", #"title == "x'); DROP TABLE ZCHAT; --""#) == [])
         #expect(try matches(store, "Chat", "title == %@ OR title LIKE %@", "' OR 1=1 --", "%") == [])

@@ -15,8 +15,8 @@ import Testing
     }
 
     /// Class 1-A with Aiko (who has an address and takes Math) and Budi; class 1-B is empty.
-    private func seedSchool(_ fixture: GraphFixture) throws -> School {
-        let context = fixture.context("seed")
+    private func populateSchool(_ fixture: GraphFixture) throws -> School {
+        let context = fixture.context("setup")
         func make(_ entity: String, _ name: String) -> ManagedObject {
             let object = context.insert(entity)
             object.setValue(name, forKey: entity == "Address" ? "street" : "name")
@@ -42,8 +42,8 @@ import Testing
     }
 
     @Test func insertedObjectsVanish() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSchool(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSchool(fixture)
         let context = fixture.context()
         let schoolClass = context.object(with: ids.firstClass)
         let aiko = context.object(with: ids.aiko)
@@ -76,8 +76,8 @@ import Testing
     }
 
     @Test func editsRevertToTheCommittedValues() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSchool(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSchool(fixture)
         let context = fixture.context()
         let aiko = context.object(with: ids.aiko)
         let first = context.object(with: ids.firstClass)
@@ -112,8 +112,8 @@ import Testing
     }
 
     @Test func deletionsAreUndone() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSchool(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSchool(fixture)
         let context = fixture.context()
         let budi = try context.existingObject(with: ids.budi)
         context.delete(budi)
@@ -133,8 +133,8 @@ import Testing
     }
 
     @Test func aConflictingSaveLeavesTheStoreUnchangedAndTheContextItsChanges() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSchool(fixture)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSchool(fixture)
         let a = fixture.context("A")
         let b = fixture.context("B")
         let budiB = try b.existingObject(with: ids.budi)
@@ -177,16 +177,16 @@ import Testing
     }
 
     @Test func aUniquenessViolationLeavesTheStoreUnchangedAndTheContextItsChanges() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
-        let seed = fixture.context("seed")
-        let japan = seed.insert("Country")
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
+        let setup = fixture.context("setup")
+        let japan = setup.insert("Country")
         japan.setValue("Japan", forKey: "name")
-        let quake = seed.insert("Quake")
+        let quake = setup.insert("Quake")
         for (key, value) in [("code", "q1"), ("place", "Off Honshu")] { quake.setValue(value, forKey: key) }
         quake.setValue(6.1, forKey: "magnitude")
         quake.setValue(Date(timeIntervalSinceReferenceDate: 800_000_000), forKey: "time")
         quake.add(japan, toKey: "countries")
-        try seed.save()
+        try setup.save()
 
         let context = fixture.context()
         let chile = context.insert("Country")
@@ -238,11 +238,11 @@ import Testing
     }
 
     @Test func rollingBackAfterAFailedSaveRestoresTheCommittedGraph() throws {
-        let fixture = try GraphFixture(try SeedModels.quakes())
-        let seed = fixture.context("seed")
-        let japan = seed.insert("Country")
+        let fixture = try GraphFixture(try ExperimentModels.quakes())
+        let setup = fixture.context("setup")
+        let japan = setup.insert("Country")
         japan.setValue("Japan", forKey: "name")
-        try seed.save()
+        try setup.save()
 
         let context = fixture.context()
         let existing = try context.existingObject(with: japan.objectID)

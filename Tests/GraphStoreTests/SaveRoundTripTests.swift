@@ -248,7 +248,7 @@ import Testing
     }
 
     @Test func changedAndCommittedValuesBeforeAndAfterSave() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = context.insert("Class")
         schoolClass.setValue("1-A", forKey: "name")

@@ -198,7 +198,7 @@ import Testing
         let fixture = try GraphFixture(try CheckModel.make())
         var ids: [String: ObjectID] = [:]
         do {
-            let context = fixture.context("seed")
+            let context = fixture.context("setup")
             let chat = context.insert("Chat")
             chat.setValue("general", forKey: "title")
             let users = ["ann", "ben"].map { name -> ManagedObject in

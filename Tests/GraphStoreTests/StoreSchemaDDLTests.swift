@@ -1,10 +1,10 @@
 import GraphStore
 import Testing
 
-/// The exact statements a store gets for each seed model. Every name follows Core Data's rules (docs/store-layout.md).
+/// The exact statements a store gets for each of the experiment models. Every name follows Core Data's rules (docs/store-layout.md).
 @Suite struct StoreSchemaDDLTests {
     @Test func studentsDDL() throws {
-        #expect(StoreSchema(model: try SeedModels.students()).ddl == """
+        #expect(StoreSchema(model: try ExperimentModels.students()).ddl == """
             CREATE TABLE ZADDRESS ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSTUDENT INTEGER, ZCITY VARCHAR, ZSTREET VARCHAR );
             CREATE INDEX ZADDRESS_ZSTUDENT_INDEX ON ZADDRESS (ZSTUDENT);
             CREATE TABLE ZCLASS ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR );
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func associatesDDL() throws {
-        #expect(StoreSchema(model: try SeedModels.associates()).ddl == """
+        #expect(StoreSchema(model: try ExperimentModels.associates()).ddl == """
             CREATE TABLE ZASSOCIATEINFO ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZASSOCIATE INTEGER, ZRANKINGFORTYPE INTEGER, ZSOURCE INTEGER, ZTYPE INTEGER );
             CREATE INDEX ZASSOCIATEINFO_ZASSOCIATE_INDEX ON ZASSOCIATEINFO (ZASSOCIATE);
             CREATE INDEX ZASSOCIATEINFO_ZSOURCE_INDEX ON ZASSOCIATEINFO (ZSOURCE);
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func quakesDDL() throws {
-        #expect(StoreSchema(model: try SeedModels.quakes()).ddl == """
+        #expect(StoreSchema(model: try ExperimentModels.quakes()).ddl == """
             CREATE TABLE ZCOUNTRY ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR );
             CREATE UNIQUE INDEX Z_Country_UNIQUE_name ON ZCOUNTRY (ZNAME COLLATE BINARY ASC);
             CREATE TABLE ZQUAKE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZMAGNITUDE FLOAT, ZTIME TIMESTAMP, ZCODE VARCHAR, ZPLACE VARCHAR );
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func employeesDDL() throws {
-        #expect(StoreSchema(model: try SeedModels.employees()).ddl == """
+        #expect(StoreSchema(model: try ExperimentModels.employees()).ddl == """
             CREATE TABLE ZEMPLOYEE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZMANAGER INTEGER, ZSTARTDATE TIMESTAMP, ZSALARY DECIMAL, ZNAME VARCHAR, ZEMPLOYEEID BLOB );
             CREATE INDEX ZEMPLOYEE_ZMANAGER_INDEX ON ZEMPLOYEE (ZMANAGER);
             CREATE TABLE Z_1PEERS ( Z_1PEERS INTEGER, REFLEXIVE INTEGER, PRIMARY KEY (Z_1PEERS, REFLEXIVE) );
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func contactsDDL() throws {
-        #expect(StoreSchema(model: try SeedModels.contacts()).ddl == """
+        #expect(StoreSchema(model: try ExperimentModels.contacts()).ddl == """
             CREATE TABLE ZCONTACT ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZMEMBERSCOUNT INTEGER, ZISBLOCKED INTEGER, ZLASTMESSAGEAT TIMESTAMP, ZNAME VARCHAR, ZTOPIC VARCHAR, ZPHONE VARCHAR );
             CREATE INDEX ZCONTACT_Z_ENT_INDEX ON ZCONTACT (Z_ENT);
             CREATE INDEX ZCONTACT_ZLASTMESSAGEAT_INDEX ON ZCONTACT (ZLASTMESSAGEAT);

@@ -32,7 +32,7 @@ final class Subject: ManagedObject {
     @Test func typedPropertiesReadAndWriteThroughTheGraph() throws {
         let folder = TemporaryDirectory()
         let path = folder.path("typed.sqlite")
-        let model = try SeedModels.students()
+        let model = try ExperimentModels.students()
         let coordinator = try PersistentStoreCoordinator(path: path, model: model, classes: classes)
         let context = ObjectContext(coordinator: coordinator)
         let student = context.insert(Student.self)

@@ -6,8 +6,8 @@ import Testing
 /// At most one object per ID per context; unchanged objects are held weakly, changed ones strongly until saved.
 @Suite struct UniquingTests {
     /// Saves `count` subjects named "S1"…; returns their IDs in insertion order.
-    private func seedSubjects(_ fixture: GraphFixture, count: Int) throws -> [ObjectID] {
-        let context = fixture.context("seed")
+    private func populateSubjects(_ fixture: GraphFixture, count: Int) throws -> [ObjectID] {
+        let context = fixture.context("setup")
         let subjects = (1...count).map { number -> ManagedObject in
             let subject = context.insert("Subject")
             subject.setValue("S\(number)", forKey: "name")
@@ -18,8 +18,8 @@ import Testing
     }
 
     @Test func objectWithTheSameIDTwiceIsTheSameInstance() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSubjects(fixture, count: 2)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSubjects(fixture, count: 2)
         let context = fixture.context()
         var first: ManagedObject?
         let cost = try fixture.measure {
@@ -38,8 +38,8 @@ import Testing
     }
 
     @Test func aFetchReturnsTheRegisteredInstances() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSubjects(fixture, count: 3)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSubjects(fixture, count: 3)
         let context = fixture.context()
         let second = context.object(with: ids[1])
         let edited = try context.existingObject(with: ids[2])
@@ -61,14 +61,14 @@ import Testing
     }
 
     @Test func destinationsOfRelationshipsAreTheRegisteredInstances() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let seed = fixture.context("seed")
-        let schoolClass = seed.insert("Class")
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let setup = fixture.context("setup")
+        let schoolClass = setup.insert("Class")
         schoolClass.setValue("1-A", forKey: "name")
-        let student = seed.insert("Student")
+        let student = setup.insert("Student")
         student.setValue("Aiko", forKey: "name")
         student.setObject(schoolClass, forKey: "class")
-        try seed.save()
+        try setup.save()
 
         let context = fixture.context()
         let classObject = context.object(with: schoolClass.objectID)
@@ -79,8 +79,8 @@ import Testing
     }
 
     @Test func unchangedObjectsAreHeldWeakly() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSubjects(fixture, count: 1_000)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSubjects(fixture, count: 1_000)
         let context = fixture.context()
         // Fetch and read every object in a scope of its own, so nothing outlives it but what the context keeps.
         func browse() throws {
@@ -103,8 +103,8 @@ import Testing
     }
 
     @Test func aChangedObjectStaysRegisteredWhileNothingElseReferencesIt() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSubjects(fixture, count: 3)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSubjects(fixture, count: 3)
         let context = fixture.context()
         func change() throws {
             let subjects = try context.fetch("Subject")
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func aSaveGivesPermanentIDsAndRekeysTheRegistry() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let schoolClass = context.insert("Class")
         schoolClass.setValue("1-A", forKey: "name")
@@ -168,8 +168,8 @@ import Testing
     }
 
     @Test func aSavedDeletionUnregistersTheObject() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
-        let ids = try seedSubjects(fixture, count: 2)
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSubjects(fixture, count: 2)
         let context = fixture.context()
         let doomed = try context.existingObject(with: ids[0])
         context.delete(doomed)
@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test func savedObjectsNobodyHoldsAreReleasedAndHeldOnesStayUnique() throws {
-        let fixture = try GraphFixture(try SeedModels.students())
+        let fixture = try GraphFixture(try ExperimentModels.students())
         let context = fixture.context()
         let kept = context.insert("Subject")
         kept.setValue("Kept", forKey: "name")

@@ -15,7 +15,7 @@ private enum Paths {
 }
 
 /// The models of the published sources that have an Xcode twin under `Models/`.
-enum SeedTwin: String, CaseIterable, Sendable, CustomTestStringConvertible {
+enum ExperimentTwin: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case students = "Students.xcdatamodel"
     case associates = "Associates.xcdatamodel"
     case quakes = "Quakes.xcdatamodel"
@@ -26,11 +26,11 @@ enum SeedTwin: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     func declared() throws -> ObjectModel {
         switch self {
-        case .students: try SeedModels.students()
-        case .associates: try SeedModels.associates()
-        case .quakes: try SeedModels.quakes()
-        case .employees: try SeedModels.employees()
-        case .contacts: try SeedModels.contacts()
+        case .students: try ExperimentModels.students()
+        case .associates: try ExperimentModels.associates()
+        case .quakes: try ExperimentModels.quakes()
+        case .employees: try ExperimentModels.employees()
+        case .contacts: try ExperimentModels.contacts()
         }
     }
 }
@@ -90,8 +90,8 @@ private func declarationFailure(_ body: String) -> String? {
 @Suite struct XcodeModelLoaderTests {
     // MARK: The published sources' models' twins
 
-    @Test(arguments: SeedTwin.allCases)
-    func xcodeTwinMatchesTheModelDeclaredInCode(_ twin: SeedTwin) throws {
+    @Test(arguments: ExperimentTwin.allCases)
+    func xcodeTwinMatchesTheModelDeclaredInCode(_ twin: ExperimentTwin) throws {
         let loaded = try XcodeModelLoader.load(contentsOf: Paths.model(twin.rawValue))
         let declared = try twin.declared()
         #expect(loaded.entities.map(\.name) == declared.entities.map(\.name))

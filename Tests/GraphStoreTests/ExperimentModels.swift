@@ -1,8 +1,9 @@
 import GraphStore
 import Scenarios
 
-/// The models of the seed documents, declared in code. Each has an Xcode twin under `Models/`.
-enum SeedModels {
+/// Models rebuilt from published Core Data experiments and examples, declared in code. Each has an Xcode twin under
+/// `Models/`.
+enum ExperimentModels {
     /// Student/Class/Subject/Address: one-to-one, one-to-nil, many-to-one, many-to-many and many-to-nil (the model
     /// `faultline scenario students` runs on).
     static func students() throws -> ObjectModel { try ScenarioModels.students() }
