@@ -69,7 +69,7 @@ struct TraceCommand: ParsableCommand {
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            try Output.write(TraceReport(screen: screen, summaries: costs, log: model.activity.entries).json() + "\n")
+            try Output.write(TraceReport(screen: screen, summaries: costs, log: model.activity.sqlLog).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }
