@@ -296,8 +296,9 @@ extension BrowserModel {
         let updated = notes.reduce(0) { $0 + $1.updated.count }
         let deleted = notes.reduce(0) { $0 + $1.deleted.count }
         let sources = Set(notes.map { $0.source?.name ?? "another process" }).sorted().joined(separator: ", ")
-        var summary = "merged from \(sources)\(notes.count == 1 ? "" : " (\(notes.count) saves)"): \(inserted) new, \(updated) changed"
-        if deleted > 0 { summary += ", \(deleted) deleted" }
+        var summary = "merged from \(sources)\(notes.count == 1 ? "" : " (\(ActivityFormat.count(notes.count)) saves)"): "
+            + "\(ActivityFormat.count(inserted)) new, \(ActivityFormat.count(updated)) changed"
+        if deleted > 0 { summary += ", \(ActivityFormat.count(deleted)) deleted" }
         if !moves.isEmpty { summary += "; list \(moves)" }
         state.message = summary
     }

@@ -401,9 +401,9 @@ public final class BrowserModel {
         let inserted = context.insertedObjects.count
         let deleted = context.deletedObjects.count
         let updated = context.updatedObjects.count
-        if inserted > 0 { parts.append("\(inserted) new") }
-        if updated > 0 { parts.append("\(updated) changed") }
-        if deleted > 0 { parts.append("\(deleted) deleted") }
+        if inserted > 0 { parts.append("\(ActivityFormat.count(inserted)) new") }
+        if updated > 0 { parts.append("\(ActivityFormat.count(updated)) changed") }
+        if deleted > 0 { parts.append("\(ActivityFormat.count(deleted)) deleted") }
         parts += context.pendingUndoNames.map { "undo of '\($0)'" }
         state.pending = parts.isEmpty ? nil : parts.joined(separator: ", ")
         state.sqlSelected = min(state.sqlSelected, max(0, activity.sqlLog.count - 1))
