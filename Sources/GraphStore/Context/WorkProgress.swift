@@ -123,13 +123,21 @@ final class ProgressMeter {
     /// Runs `body` with SQLite's progress callback on `db` reporting to this meter (and interrupting the statement
     /// running once cancelled), and removes the callback afterwards.
     func watching<T>(_ db: Database, _ body: () throws -> T) rethrows -> T {
-        let connection = db.sqliteConnection
-        sqlite3_progress_handler(connection, Self.stepsPerCheck, { pointer in
+        install(on: db)
+        defer { uninstall(from: db) }
+        return try withExtendedLifetime(self) { try body() }
+    }
+
+    /// Sets SQLite's progress callback on `db` to this meter; the caller keeps the meter alive until `uninstall`.
+    func install(on db: Database) {
+        sqlite3_progress_handler(db.sqliteConnection, Self.stepsPerCheck, { pointer in
             guard let pointer else { return 0 }
             return Unmanaged<ProgressMeter>.fromOpaque(pointer).takeUnretainedValue().check() ? 0 : 1
         }, Unmanaged.passUnretained(self).toOpaque())
-        defer { sqlite3_progress_handler(connection, 0, nil, nil) }
-        return try withExtendedLifetime(self) { try body() }
+    }
+
+    func uninstall(from db: Database) {
+        sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil)
     }
 }
 
