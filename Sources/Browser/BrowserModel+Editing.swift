@@ -46,17 +46,38 @@ extension BrowserModel {
             return
         }
         do {
-            let plan = try context.deletionPlan(for: [object])
+            let plan = try withProgress { () throws(ContextError) in try context.deletionPlan(for: [object]) }
             state.overlay = .deletePreview(DeletePreview(
                 target: name,
                 deleted: plan.deleted.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                 nullified: plan.nullified.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                 denied: plan.denied.map { "\($0.entity).\($0.relationship): \($0.count) \($0.count == 1 ? "object" : "objects")" }))
             pendingDeletion = object
+        } catch .cancelled {
+            pendingDeletion = nil
+            state.message = "preview cancelled"
         } catch {
             state.message = "delete preview: \(error)"
             state.messageIsError = true
         }
+    }
+
+    /// Runs long work with the context reporting its progress: once the work has run for the settings'
+    /// `progressAfterMilliseconds`, `state.progress` holds it and `onProgress` is called (at most every 100 ms) to
+    /// draw it and read keys; its answer cancels a delete preview. `state.progress` is nil again afterwards.
+    func withProgress<T>(_ work: () throws(ContextError) -> T) throws(ContextError) -> T {
+        let threshold = Duration.milliseconds(max(0, state.settings.progressAfterMilliseconds))
+        context.progressInterval = min(threshold, .milliseconds(100))
+        context.progressHandler = { [unowned self] progress in
+            guard progress.elapsed >= threshold else { return true }
+            state.progress = progress
+            return onProgress?(state) ?? true
+        }
+        defer {
+            context.progressHandler = nil
+            state.progress = nil
+        }
+        return try work()
     }
 
     func confirm() {
@@ -97,7 +118,7 @@ extension BrowserModel {
             return
         }
         do {
-            try context.save()
+            try withProgress { () throws(ContextError) in try context.save() }
             let deleted = context.lastDeletion.map { ", deleted \($0.deletedCount) rows set-based" } ?? ""
             state.message = "saved\(deleted)"
             reloadAll()
@@ -132,7 +153,7 @@ extension BrowserModel {
             state.message = done
         } else {
             do {
-                try context.save()
+                try withProgress { () throws(ContextError) in try context.save() }
                 state.message = done + " and saved it"
             } catch {
                 context.rollback()

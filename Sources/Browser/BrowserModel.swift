@@ -33,6 +33,9 @@ public final class BrowserModel {
     /// The object the open delete preview is about.
     var pendingDeletion: ManagedObject?
     public let activity: ActivityLog
+    /// Called while long work runs, once `state.progress` is set (see `BrowserModel+Editing.swift`): the terminal
+    /// draws the frame and reads keys without waiting; returning false cancels a delete preview.
+    public var onProgress: ((BrowserState) -> Bool)?
 
     /// - Parameter activityClock: seconds from any fixed origin, read as each action ends to place it in the
     ///   activity sparklines' per-second buckets; nil (the default) for the monotonic clock, counted from now.

@@ -17,7 +17,9 @@ struct TraceCommand: ParsableCommand {
             always 'start': the launch up to the first chat-list screen.
 
             With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
-            "relationshipFaults", "fetches", "ms"}], "totals": {…}}.
+            "relationshipFaults", "fetches", "ms", "progress"}], "totals": {…}}. "progress" lists the progress \
+            lines the action showed ("saving: 120,000 rows, 0.4 s"): saves, undo or redo after a save and delete \
+            previews show one once they have run for --progress-after milliseconds, and again every 100 ms.
             """
     )
 
@@ -55,14 +57,19 @@ struct TraceCommand: ParsableCommand {
             throw CommandFailure(error)
         }
         let log = try sqlDebug.attach(to: model.coordinator)
-        var costs = [model.apply(.start)]
+        let shown = ShownProgress()
+        model.onProgress = { state in
+            shown.note(state.progress)
+            return true
+        }
+        var costs = [TraceReport.Cost(model.apply(.start), progress: shown.take())]
         for action in actions where !model.state.quitRequested {
-            costs.append(model.apply(action))
+            costs.append(TraceReport.Cost(model.apply(action), progress: shown.take()))
         }
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            try Output.write(TraceReport(screen: screen, costs: costs).json() + "\n")
+            try Output.write(TraceReport(screen: screen, actions: costs).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }
@@ -80,13 +87,17 @@ struct TraceReport: Encodable {
         let relationshipFaults: Int
         let fetches: Int
         let ms: Double
+        /// The progress lines the action showed, in order (nil for the totals).
+        let progress: [String]?
 
         init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, relationshipFaults: Int, fetches: Int, ms: Double) {
             (self.action, self.sql, self.faults, self.cacheHits) = (action, sql, faults, cacheHits)
             (self.cacheMisses, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, relationshipFaults, fetches, ms)
+            progress = nil
         }
 
-        init(_ cost: ActionCost) {
+        init(_ cost: ActionCost, progress: [String]) {
+            self.progress = progress
             action = cost.action
             sql = cost.totals.statements
             faults = cost.totals.objectFaults
@@ -103,9 +114,8 @@ struct TraceReport: Encodable {
     /// The sums over every action (its `action` is "totals").
     let totals: Cost
 
-    init(screen: String, costs: [ActionCost]) {
+    init(screen: String, actions: [Cost]) {
         self.screen = screen
-        let actions = costs.map(Cost.init)
         func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
         self.actions = actions
         totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),
@@ -117,5 +127,21 @@ struct TraceReport: Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+/// The progress lines the browser showed during one action, as the trace records them.
+final class ShownProgress {
+    private var lines: [String] = []
+
+    func note(_ progress: WorkProgress?) {
+        guard let line = progress?.description, lines.last != line else { return }
+        lines.append(line)
+    }
+
+    /// The lines since the last call.
+    func take() -> [String] {
+        defer { lines = [] }
+        return lines
     }
 }
