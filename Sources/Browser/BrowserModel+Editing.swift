@@ -63,13 +63,18 @@ extension BrowserModel {
     }
 
     /// Runs long work with the context reporting its progress: once the work has run for the settings'
-    /// `progressAfterMilliseconds`, `state.progress` holds it and `onProgress` is called (at most every 100 ms) to
-    /// draw it and read keys; its answer cancels a delete preview. `state.progress` is nil again afterwards.
+    /// `progressAfterMilliseconds`, `state.progress` holds it and `onProgress` is called (then every 100 ms, and
+    /// with no delay at most every 50 ms) to draw it and read keys; its answer cancels a delete preview. `state.progress` is nil again afterwards.
     func withProgress<T>(_ work: () throws(ContextError) -> T) throws(ContextError) -> T {
         let threshold = Duration.milliseconds(max(0, state.settings.progressAfterMilliseconds))
         context.progressInterval = min(threshold, .milliseconds(100))
+        // With no delay the context reports after every statement: the screen is drawn at most every 50 ms.
+        var lastShown: ContinuousClock.Instant?
         context.progressHandler = { [unowned self] progress in
             guard progress.elapsed >= threshold else { return true }
+            let now = ContinuousClock.now
+            if let lastShown, now - lastShown < .milliseconds(50) { return true }
+            lastShown = now
             state.progress = progress
             return onProgress?(state) ?? true
         }
