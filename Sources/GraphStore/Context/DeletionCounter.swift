@@ -47,6 +47,15 @@ struct DeletionCounter {
 
     /// Terms in an order where each comes after those it reads.
     private var terms: [Term] = []
+    /// The roots' keys: table (by root entity number) → entity number → keys.
+    private var rootKeys: [Int: [Int: [Int64]]] = [:]
+    /// The Cascade rules into each reachable table from reachable tables.
+    private var incoming: [Int: [Edge]] = [:]
+    /// Tables whose Cascade rules form a cycle (their rows are found by a recursive term).
+    private var recursive: Set<Int> = []
+    /// Per reachable table, the condition on its rows (alias `t`) that lists its doomed rows by the doomed rows of
+    /// the tables cascading to it (each read once, as a set).
+    private var enumerations: [Int: String] = [:]
     private var termIndex: [String: Int] = [:]
     /// The tables (by root number) whose rows the delete can reach.
     private(set) var reachable: Set<Int> = []
@@ -106,11 +115,12 @@ struct DeletionCounter {
         return "(SELECT k FROM \(name(edge.sourceRoot))\(filter))"
     }
 
-    /// Describes the rows deleting `roots` reaches, per table, as `WITH` terms.
+    /// Describes the rows deleting `roots` reaches, per table, as `WITH` terms: `r3(k, e)` the roots of a table,
+    /// `d3(k, e)` its doomed rows, `c3(r, k, e)` a cycle's.
     mutating func describe(_ roots: [ObjectID]) {
-        var rootKeys: [Int: [Int64]] = [:]
         for id in roots {
-            rootKeys[coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber, default: []].append(id.primaryKey)
+            let root = coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber
+            rootKeys[root, default: [:]][id.entityNumber, default: []].append(id.primaryKey)
         }
         let edges = Self.cascadeEdges(coordinator)
         // The tables the roots' cascades can reach.
@@ -122,17 +132,22 @@ struct DeletionCounter {
             }
         }
         let used = edges.filter { reachable.contains($0.sourceRoot) }
+        for edge in used { incoming[edge.destinationRoot, default: []].append(edge) }
+        for (table, byEntity) in rootKeys.sorted(by: { $0.key < $1.key }) {
+            let entities = byEntity.sorted { $0.key < $1.key }
+            add(Term(name: "r\(table)", sql: entities.map { "SELECT value AS k, \($0.key) AS e FROM json_each(?)" }.joined(separator: " UNION ALL "),
+                     arguments: entities.map { DeletionPlanner.json(Set($0.value).sorted()) }, uses: []))
+        }
         for component in Self.components(of: reachable.sorted(), edges: used) {
             let members = Set(component)
             let inside = used.filter { members.contains($0.sourceRoot) && members.contains($0.destinationRoot) }
             /// Each member's rows reached from outside the component: roots, and rules from tables described before.
-            func entry(_ table: Int) -> (condition: String, arguments: [AttributeValue], uses: [String])? {
+            func entry(_ table: Int) -> (condition: String, uses: [String])? {
                 var conditions: [String] = []
-                var arguments: [AttributeValue] = []
                 var uses: [String] = []
-                if let keys = rootKeys[table] {
-                    conditions.append("t.Z_PK \(DeletionPlanner.inKeys)")
-                    arguments.append(DeletionPlanner.json(Set(keys).sorted()))
+                if rootKeys[table] != nil {
+                    conditions.append("t.Z_PK IN (SELECT k FROM r\(table))")
+                    uses.append("r\(table)")
                 }
                 for edge in used where edge.destinationRoot == table && !members.contains(edge.sourceRoot) {
                     uses.append(Self.name(edge.sourceRoot))
@@ -146,24 +161,25 @@ struct DeletionCounter {
                     }
                 }
                 guard !conditions.isEmpty else { return nil }
-                return (conditions.joined(separator: " OR "), arguments, uses)
+                return (conditions.joined(separator: " OR "), uses)
             }
             if component.count == 1, inside.isEmpty, let table = component.first, let entry = entry(table) {
+                enumerations[table] = entry.condition
                 add(Term(name: Self.name(table),
                          sql: "SELECT t.Z_PK AS k, \(entityTerm(table, "t")) AS e FROM \(tableName(table)) t WHERE \(entry.condition)",
-                         arguments: entry.arguments, uses: entry.uses))
+                         arguments: [], uses: entry.uses))
                 continue
             }
             // A cycle of Cascade rules: one recursive term for the component, whose UNION visits each row once.
             // cannot fail: components are never empty.
             let cycle = "c\(component.min()!)"
             var parts: [String] = []
-            var arguments: [AttributeValue] = []
             var uses: [String] = []
             for table in component {
+                recursive.insert(table)
+                enumerations[table] = "t.Z_PK IN (SELECT k FROM \(Self.name(table)))"
                 guard let entry = entry(table) else { continue }
                 parts.append("SELECT \(table), t.Z_PK, \(entityTerm(table, "t")) FROM \(tableName(table)) t WHERE \(entry.condition)")
-                arguments += entry.arguments
                 uses += entry.uses
             }
             for edge in inside {
@@ -181,11 +197,69 @@ struct DeletionCounter {
                         + " WHERE d.r = \(edge.sourceRoot)\(filter)")
                 }
             }
-            add(Term(name: cycle, sql: parts.joined(separator: " UNION "), arguments: arguments, uses: uses, columns: "(r, k, e)"))
+            add(Term(name: cycle, sql: parts.joined(separator: " UNION "), arguments: [], uses: uses, columns: "(r, k, e)"))
             for table in component {
                 add(Term(name: Self.name(table), sql: "SELECT k, e FROM \(cycle) WHERE r = \(table)", arguments: [], uses: [cycle]))
             }
         }
+    }
+
+    // MARK: membership
+
+    /// `entities` as a condition on `alias`'s `Z_ENT`, when `root`'s table holds other entities too.
+    private func entityFilter(_ root: Int, _ alias: String, _ entities: ClosedRange<Int>?) -> String {
+        guard let entities, coordinator.mapping(forEntityNumber: root).tableHasSubentities else { return "" }
+        return " AND \(alias).Z_ENT BETWEEN \(entities.lowerBound) AND \(entities.upperBound)"
+    }
+
+    /// The ways a Cascade rule reaches row `alias` of `table`, each a condition on the row that looks up only the
+    /// rows it depends on (no doomed set is made): for testing a few rows, where `enumerations` list them all.
+    private func reachedConditions(_ table: Int, _ alias: String, depth: Int) -> [String] {
+        (incoming[table] ?? []).compactMap { edge in
+            let source = tableName(edge.sourceRoot)
+            let s = "s\(depth)"
+            let filter = entityFilter(edge.sourceRoot, s, edge.sourceEntities)
+            switch edge.kind {
+            case .inverseForeignKey(let column):
+                return memberKey(edge.sourceRoot, "\(alias).\(column)", entities: edge.sourceEntities, depth: depth + 1)
+                    .map { "(\(alias).\(column) IS NOT NULL AND \($0))" }
+            case .toOne(let column):
+                return "EXISTS (SELECT 1 FROM \(source) \(s) WHERE \(s).\(column) = \(alias).Z_PK\(filter) AND \(memberRow(edge.sourceRoot, s, depth: depth + 1)))"
+            case .joinTable(let join, let sourceColumn, let destinationColumn):
+                let j = "j\(depth)"
+                return "EXISTS (SELECT 1 FROM \(join) \(j) JOIN \(source) \(s) ON \(s).Z_PK = \(j).\(sourceColumn) WHERE \(j).\(destinationColumn) = \(alias).Z_PK"
+                    + "\(filter) AND \(memberRow(edge.sourceRoot, s, depth: depth + 1)))"
+            }
+        }
+    }
+
+    /// Whether the existing row `alias` of `table` (a reachable table) is doomed, as SQL.
+    private func memberRow(_ table: Int, _ alias: String, depth: Int) -> String {
+        if recursive.contains(table) { return "\(alias).Z_PK IN (SELECT k FROM \(Self.name(table)))" }
+        var parts: [String] = []
+        if rootKeys[table] != nil { parts.append("\(alias).Z_PK IN (SELECT k FROM r\(table))") }
+        parts += reachedConditions(table, alias, depth: depth)
+        return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// Whether the key `key` (an SQL term, never NULL where it is used) names a doomed row of `table` of one of
+    /// `entities` (nil: any); nil when the delete reaches no row of the table.
+    private func memberKey(_ table: Int, _ key: String, entities: ClosedRange<Int>?, depth: Int) -> String? {
+        guard reachable.contains(table) else { return nil }
+        let rootFilter = entities.map { " WHERE e BETWEEN \($0.lowerBound) AND \($0.upperBound)" } ?? ""
+        var parts: [String] = []
+        if rootKeys[table] != nil { parts.append("\(key) IN (SELECT k FROM r\(table)\(rootFilter))") }
+        if recursive.contains(table) {
+            parts.append("\(key) IN (SELECT k FROM \(Self.name(table))\(rootFilter))")
+        } else {
+            let m = "m\(depth)"
+            let reached = reachedConditions(table, m, depth: depth + 1)
+            if !reached.isEmpty {
+                parts.append("EXISTS (SELECT 1 FROM \(tableName(table)) \(m) WHERE \(m).Z_PK = \(key)\(entityFilter(table, m, entities))"
+                    + " AND (\(reached.joined(separator: " OR "))))")
+            }
+        }
+        return parts.isEmpty ? nil : "(" + parts.joined(separator: " OR ") + ")"
     }
 
     private mutating func add(_ term: Term) {
@@ -293,51 +367,80 @@ struct DeletionCounter {
 
     // MARK: the plan
 
+    /// Above this many doomed objects of an entity, the references other rows hold to them are counted by reading
+    /// those rows' keys and looking each up (a cost that grows with the referring table), not by listing the doomed
+    /// objects and looking up what refers to each (a cost that grows with the delete).
+    static let defaultListingLimit = 50_000
+    var listingLimit = Self.defaultListingLimit
+
     /// The plan for deleting `roots`, changing nothing.
     mutating func preview(_ roots: [ObjectID]) throws -> DeletionPlan {
         describe(roots)
         var plan = DeletionPlan()
-        let doomedEntities = try countDeleted(roots, into: &plan)
-        for mapping in doomedEntities { plan.denied += try blockers(of: mapping) }
-        for mapping in doomedEntities {
-            for (key, sql, arguments) in nullifyCounts(of: mapping) {
-                let count = try count(sql, arguments)
-                if count > 0 { plan.nullified[key, default: 0] += count }
+        var counts: [Int: Int] = [:]
+        for table in reachable.sorted() { try countTable(table, counts: &counts, into: &plan) }
+        var doomedEntities: [(EntityMapping, Int)] = []
+        for entity in counts.keys.sorted() {
+            // cannot fail: a key of the dictionary; a number the model lacks (from a damaged row) is skipped.
+            guard let count = counts[entity], count > 0, coordinator.model.entity(number: entity) != nil else { continue }
+            let mapping = coordinator.mapping(forEntityNumber: entity)
+            plan.deleted[mapping.name, default: 0] += count
+            doomedEntities.append((mapping, count))
+        }
+        for (mapping, _) in doomedEntities { plan.denied += try blockers(of: mapping) }
+        for (mapping, count) in doomedEntities {
+            for (key, sql) in referenceCounts(of: mapping, doomed: count) {
+                let found = try self.count(sql)
+                if found > 0 { plan.nullified[key, default: 0] += found }
             }
         }
         return plan
     }
 
-    /// Counts each reachable table's doomed rows by entity (a root whose row is gone still counts, as the
-    /// key-reading planner counts it); returns the entities with doomed rows, in number order.
-    private func countDeleted(_ roots: [ObjectID], into plan: inout DeletionPlan) throws -> [EntityMapping] {
-        var rootsByEntity: [Int: [Int: [Int64]]] = [:]
-        for id in roots {
-            let root = coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber
-            rootsByEntity[root, default: [:]][id.entityNumber, default: []].append(id.primaryKey)
-        }
-        var counts: [Int: Int] = [:]
-        for root in reachable.sorted() {
-            var sql = "SELECT e, COUNT(*) FROM \(Self.name(root)) GROUP BY e"
-            var arguments: [AttributeValue] = []
-            for (entity, keys) in (rootsByEntity[root] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                sql += " UNION ALL SELECT \(entity), COUNT(*) FROM json_each(?) WHERE value NOT IN (SELECT Z_PK FROM \(tableName(root)))"
-                arguments.append(DeletionPlanner.json(Set(keys).sorted()))
+    /// A Nullify rule whose key is in the doomed row itself: the reference its destination loses.
+    private struct RowRule {
+        let key: String
+        let condition: String
+        /// The entities whose rows have it.
+        var entities: Set<Int>
+    }
+
+    /// One statement over a table's doomed rows: how many of each entity, and in the same pass, per Nullify rule
+    /// whose key the doomed row holds, how many point at survivors (a key that goes with the row: nothing to write,
+    /// only the references to count). Roots whose row is gone count too, as the key-reading planner counts them.
+    private func countTable(_ table: Int, counts: inout [Int: Int], into plan: inout DeletionPlan) throws {
+        let root = coordinator.mapping(forEntityNumber: table)
+        var rules: [RowRule] = []
+        for number in root.entityNumbers where coordinator.model.entity(number: number) != nil {
+            let mapping = coordinator.mapping(forEntityNumber: number)
+            for toOne in mapping.toOnes where toOne.description.deleteRule == .nullify {
+                guard let inverse = toOne.inverse else { continue }
+                let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
+                if case .toOne? = destination.slot(forKey: inverse) { continue }
+                let key = "\(toOne.description.destination).\(inverse)"
+                if let index = rules.firstIndex(where: { $0.key == key && $0.condition.hasPrefix("t.\(toOne.column) ") }) {
+                    rules[index].entities.insert(number)
+                    continue
+                }
+                let survives = memberKey(destination.rootNumber, "t.\(toOne.column)", entities: nil, depth: 1).map { " AND NOT \($0)" } ?? ""
+                rules.append(RowRule(key: key, condition: "t.\(toOne.column) IS NOT NULL\(survives)", entities: [number]))
             }
-            try run(sql, arguments, rows: { Int(SQLiteValues.int64($0, 1)) }) { handle in
-                counts[Int(SQLiteValues.int64(handle, 0)), default: 0] += Int(SQLiteValues.int64(handle, 1))
+        }
+        // cannot fail: every reachable table has its enumeration.
+        var sql = "SELECT \(entityTerm(table, "t")), COUNT(*)" + rules.map { ", COUNT(CASE WHEN \($0.condition) THEN 1 END)" }.joined()
+            + " FROM \(root.table) t WHERE \(enumerations[table]!) GROUP BY 1"
+        if rootKeys[table] != nil {
+            sql += " UNION ALL SELECT e, COUNT(*)" + String(repeating: ", 0", count: rules.count)
+                + " FROM r\(table) WHERE k NOT IN (SELECT Z_PK FROM \(root.table)) GROUP BY e"
+        }
+        try run(sql, rows: { handle in (1...(rules.count + 1)).reduce(0) { $0 + Int(SQLiteValues.int64(handle, Int32($1))) } }) { handle in
+            let entity = Int(SQLiteValues.int64(handle, 0))
+            counts[entity, default: 0] += Int(SQLiteValues.int64(handle, 1))
+            for (index, rule) in rules.enumerated() where rule.entities.contains(entity) {
+                let found = Int(SQLiteValues.int64(handle, Int32(index + 2)))
+                if found > 0 { plan.nullified[rule.key, default: 0] += found }
             }
         }
-        var doomed: [EntityMapping] = []
-        for entity in counts.keys.sorted() {
-            // cannot fail: a key of the dictionary; entity numbers come from the model or from rows of its tables,
-            // and a number the model lacks is skipped.
-            guard let count = counts[entity], count > 0, coordinator.model.entity(number: entity) != nil else { continue }
-            let mapping = coordinator.mapping(forEntityNumber: entity)
-            plan.deleted[mapping.name, default: 0] += count
-            doomed.append(mapping)
-        }
-        return doomed
     }
 
     /// Objects of `mapping`'s entity whose Deny relationships hold objects that would survive, by key, then
@@ -381,26 +484,36 @@ struct DeletionCounter {
         return blockers
     }
 
-    /// The references survivors lose when `mapping`'s doomed objects go, as counting statements under the names the
-    /// plan counts them by: the same steps as `DeletionPlanner.nullifySteps()`, with the doomed sets in SQL.
-    private func nullifyCounts(of mapping: EntityMapping) -> [(key: String, sql: String, arguments: [AttributeValue])] {
-        var counts: [(key: String, sql: String, arguments: [AttributeValue])] = []
+    /// The references rows elsewhere hold to `mapping`'s `doomed` doomed objects and lose, as counting statements
+    /// under the names the plan counts them by: the steps of `DeletionPlanner.nullifySteps()` but those whose key is
+    /// in the doomed row (`countTable` counts them). Up to `listingLimit` doomed objects, a statement lists them and
+    /// looks up what refers to each; above, it reads the referring keys and looks each up.
+    private func referenceCounts(of mapping: EntityMapping, doomed: Int) -> [(key: String, sql: String)] {
+        var counts: [(key: String, sql: String)] = []
         let model = coordinator.model
-        let sources = sources(mapping)
+        let listing = doomed <= listingLimit
+        let exact: ClosedRange<Int>? = mapping.tableHasSubentities ? mapping.number...mapping.number : nil
+        /// Whether `key` (a term never NULL where used) is the key of one of the doomed objects.
+        func isSource(_ key: String) -> String {
+            // cannot fail: the entity has doomed rows, so its table is reachable.
+            listing ? "\(key) IN \(sources(mapping))" : memberKey(mapping.rootNumber, key, entities: exact, depth: 1)!
+        }
         /// Surviving rows of `table` (of `root`'s hierarchy) whose `column` points at the doomed objects.
         func clearing(_ column: String, in table: String, root: Int, key: String) {
-            let survivor = doomedKeys(root: root).map { " AND Z_PK NOT IN \($0)" } ?? ""
-            counts.append((key, "SELECT COUNT(*) FROM \(table) WHERE \(column) IN \(sources)\(survivor)", []))
+            let survives = reachable.contains(root) ? " AND NOT \(memberRow(root, "x", depth: 1))" : ""
+            counts.append((key, "SELECT COUNT(*) FROM \(table) x WHERE x.\(column) IS NOT NULL AND \(isSource("x.\(column)"))\(survives)"))
+        }
+        /// Links of join table `table` from the doomed objects (in `from`) to rows of `root`'s hierarchy that survive
+        /// (in `to`).
+        func links(_ table: String, from: String, to: String, root: Int, key: String) {
+            let survives = memberKey(root, "j.\(to)", entities: nil, depth: 1).map { " AND NOT \($0)" } ?? ""
+            counts.append((key, "SELECT COUNT(*) FROM \(table) j WHERE \(isSource("j.\(from)"))\(survives)"))
         }
         for toOne in mapping.toOnes where toOne.description.deleteRule == .nullify {
             guard let inverse = toOne.inverse else { continue }
             let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
             if case .toOne(let index)? = destination.slot(forKey: inverse) {
                 clearing(destination.toOnes[index].column, in: destination.table, root: destination.rootNumber, key: "\(destination.name).\(inverse)")
-            } else {
-                let survivor = doomedKeys(root: destination.rootNumber).map { " AND t0.\(toOne.column) NOT IN \($0)" } ?? ""
-                counts.append(("\(toOne.description.destination).\(inverse)",
-                               "SELECT COUNT(*) FROM \(mapping.table) t0 WHERE t0.Z_PK IN \(sources) AND t0.\(toOne.column) IS NOT NULL\(survivor)", []))
             }
         }
         for toMany in mapping.toManys where toMany.description.deleteRule != .noAction {
@@ -412,9 +525,7 @@ struct DeletionCounter {
                          key: "\(toMany.description.destination).\(toMany.inverse ?? toOne.name)")
             case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
                 guard toMany.description.deleteRule == .nullify, let inverse = toMany.inverse else { continue }
-                let survivor = doomedKeys(root: destination.rootNumber).map { " AND \(destinationColumn) NOT IN \($0)" } ?? ""
-                counts.append(("\(toMany.description.destination).\(inverse)",
-                               "SELECT COUNT(*) FROM \(table) WHERE \(sourceColumn) IN \(sources)\(survivor)", []))
+                links(table, from: sourceColumn, to: destinationColumn, root: destination.rootNumber, key: "\(toMany.description.destination).\(inverse)")
             default:
                 continue
             }
@@ -428,8 +539,7 @@ struct DeletionCounter {
             for toMany in other.toManys where toMany.inverse == nil && model.entity(named: toMany.description.destination)?.includes(mapping.name) == true {
                 guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage,
                       !DeletionPlanner.inherits(other, toMany.name, model) else { continue }
-                let survivor = doomedKeys(root: other.rootNumber).map { " AND \(sourceColumn) NOT IN \($0)" } ?? ""
-                counts.append(("\(other.name).\(toMany.name)", "SELECT COUNT(*) FROM \(table) WHERE \(destinationColumn) IN \(sources)\(survivor)", []))
+                links(table, from: destinationColumn, to: sourceColumn, root: other.rootNumber, key: "\(other.name).\(toMany.name)")
             }
         }
         return counts

@@ -10,11 +10,13 @@ extension ObjectContext {
         let coordinator = self.coordinator
         let contextID = id
         let meter = ProgressMeter.make(for: self, .deletePreview)
+        let listingLimit = deletionListingLimit
         do {
             return try coordinator.read { db in
                 var counter = DeletionCounter(coordinator: coordinator) { sql, arguments, row in
                     try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("deletion plan"), context: contextID, row: row)
                 }
+                counter.listingLimit = listingLimit
                 if let meter {
                     counter.finished = { rows in
                         if !meter.finished(rows: rows) { throw WorkCancelled() }

@@ -51,6 +51,9 @@ public final class ObjectContext {
     public var progressHandler: ((WorkProgress) -> Bool)?
     /// The least time between two calls of `progressHandler` (and before the first).
     public var progressInterval: Duration = .milliseconds(100)
+    /// How many doomed objects of an entity `deletionPlan(for:)` lists to count the references to them (see
+    /// `DeletionCounter.listingLimit`); tests lower it to check both ways of counting.
+    var deletionListingLimit = DeletionCounter.defaultListingLimit
     /// Sibling lists for batched faults, by member.
     var faultGroups: [ObjectID: FaultGroup] = [:]
     /// Whether prefetched objects are remembered for `takePrefetchUse()` (off by default: the list is only
