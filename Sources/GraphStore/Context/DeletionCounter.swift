@@ -400,9 +400,18 @@ struct DeletionCounter {
     /// A Nullify rule whose key is in the doomed row itself: the reference its destination loses.
     private struct RowRule {
         let key: String
+        let column: String
         let condition: String
         /// The entities whose rows have it.
         var entities: Set<Int>
+    }
+
+    /// Whether the only way the delete reaches rows of `table` is through the key in `column`, from doomed rows of
+    /// `source`'s table: then that key of every doomed row names a doomed row.
+    private func onlyReachedThrough(_ column: String, of table: Int, from source: Int) -> Bool {
+        guard rootKeys[table] == nil, !recursive.contains(table), let edges = incoming[table], edges.count == 1,
+              let edge = edges.first, edge.sourceRoot == source, case .inverseForeignKey(let reached) = edge.kind else { return false }
+        return reached == column
     }
 
     /// One statement over a table's doomed rows: how many of each entity, and in the same pass, per Nullify rule
@@ -418,12 +427,17 @@ struct DeletionCounter {
                 let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
                 if case .toOne? = destination.slot(forKey: inverse) { continue }
                 let key = "\(toOne.description.destination).\(inverse)"
-                if let index = rules.firstIndex(where: { $0.key == key && $0.condition.hasPrefix("t.\(toOne.column) ") }) {
+                if let index = rules.firstIndex(where: { $0.key == key && $0.column == toOne.column }) {
                     rules[index].entities.insert(number)
                     continue
                 }
+                if onlyReachedThrough(toOne.column, of: table, from: destination.rootNumber) {
+                    // Every doomed row holds a doomed row's key there: none points at a survivor.
+                    rules.append(RowRule(key: key, column: toOne.column, condition: "0", entities: [number]))
+                    continue
+                }
                 let survives = memberKey(destination.rootNumber, "t.\(toOne.column)", entities: nil, depth: 1).map { " AND NOT \($0)" } ?? ""
-                rules.append(RowRule(key: key, condition: "t.\(toOne.column) IS NOT NULL\(survives)", entities: [number]))
+                rules.append(RowRule(key: key, column: toOne.column, condition: "t.\(toOne.column) IS NOT NULL\(survives)", entities: [number]))
             }
         }
         // cannot fail: every reachable table has its enumeration.
@@ -501,7 +515,9 @@ struct DeletionCounter {
         /// Surviving rows of `table` (of `root`'s hierarchy) whose `column` points at the doomed objects.
         func clearing(_ column: String, in table: String, root: Int, key: String) {
             let survives = reachable.contains(root) ? " AND NOT \(memberRow(root, "x", depth: 1))" : ""
-            counts.append((key, "SELECT COUNT(*) FROM \(table) x WHERE x.\(column) IS NOT NULL AND \(isSource("x.\(column)"))\(survives)"))
+            // `>=` the smallest integer: not NULL, as a range its index can read (a value below it names no row).
+            let present = listing ? "x.\(column) IS NOT NULL" : "x.\(column) >= \(Int64.min)"
+            counts.append((key, "SELECT COUNT(*) FROM \(table) x WHERE \(present) AND \(isSource("x.\(column)"))\(survives)"))
         }
         /// Links of join table `table` from the doomed objects (in `from`) to rows of `root`'s hierarchy that survive
         /// (in `to`).
