@@ -56,6 +56,8 @@ struct DeletionCounter {
     /// Per reachable table, the condition on its rows (alias `t`) that lists its doomed rows by the doomed rows of
     /// the tables cascading to it (each read once, as a set).
     private var enumerations: [Int: String] = [:]
+    /// The reachable tables, each after the tables cascading to it (but within a cycle).
+    private var order: [Int] = []
     private var termIndex: [String: Int] = [:]
     /// The tables (by root number) whose rows the delete can reach.
     private(set) var reachable: Set<Int> = []
@@ -139,6 +141,7 @@ struct DeletionCounter {
                      arguments: entities.map { DeletionPlanner.json(Set($0.value).sorted()) }, uses: []))
         }
         for component in Self.components(of: reachable.sorted(), edges: used) {
+            order += component
             let members = Set(component)
             let inside = used.filter { members.contains($0.sourceRoot) && members.contains($0.destinationRoot) }
             /// Each member's rows reached from outside the component: roots, and rules from tables described before.
@@ -369,7 +372,8 @@ struct DeletionCounter {
 
     /// Above this many doomed objects of an entity, the references other rows hold to them are counted by reading
     /// those rows' keys and looking each up (a cost that grows with the referring table), not by listing the doomed
-    /// objects and looking up what refers to each (a cost that grows with the delete).
+    /// objects and looking up what refers to each (a cost that grows with the delete); and above this many doomed
+    /// rows in the tables cascading to a table, its rows are read and tested the same way.
     static let defaultListingLimit = 50_000
     var listingLimit = Self.defaultListingLimit
 
@@ -378,7 +382,14 @@ struct DeletionCounter {
         describe(roots)
         var plan = DeletionPlan()
         var counts: [Int: Int] = [:]
-        for table in reachable.sorted() { try countTable(table, counts: &counts, into: &plan) }
+        var tableCounts: [Int: Int] = [:]
+        for table in order {
+            // Reached from many doomed rows, a table's rows are read and each looked up, rather than found from a
+            // list of those many rows.
+            let reachedFrom = (incoming[table] ?? []).reduce(0) { $0 + (tableCounts[$1.sourceRoot] ?? 0) }
+            tableCounts[table] = try countTable(table, scanning: reachedFrom > listingLimit && !recursive.contains(table),
+                                                counts: &counts, into: &plan)
+        }
         var doomedEntities: [(EntityMapping, Int)] = []
         for entity in counts.keys.sorted() {
             // cannot fail: a key of the dictionary; a number the model lacks (from a damaged row) is skipped.
@@ -417,7 +428,10 @@ struct DeletionCounter {
     /// One statement over a table's doomed rows: how many of each entity, and in the same pass, per Nullify rule
     /// whose key the doomed row holds, how many point at survivors (a key that goes with the row: nothing to write,
     /// only the references to count). Roots whose row is gone count too, as the key-reading planner counts them.
-    private func countTable(_ table: Int, counts: inout [Int: Int], into plan: inout DeletionPlan) throws {
+    /// Returns the table's doomed rows. `scanning`: every row of the table is read and tested (`memberRow`), rather
+    /// than the rows listed from the doomed rows of the tables cascading to it (`enumerations`).
+    @discardableResult
+    private func countTable(_ table: Int, scanning: Bool, counts: inout [Int: Int], into plan: inout DeletionPlan) throws -> Int {
         let root = coordinator.mapping(forEntityNumber: table)
         var rules: [RowRule] = []
         for number in root.entityNumbers where coordinator.model.entity(number: number) != nil {
@@ -441,20 +455,24 @@ struct DeletionCounter {
             }
         }
         // cannot fail: every reachable table has its enumeration.
+        let doomed = scanning ? memberRow(table, "t", depth: 1) : enumerations[table]!
         var sql = "SELECT \(entityTerm(table, "t")), COUNT(*)" + rules.map { ", COUNT(CASE WHEN \($0.condition) THEN 1 END)" }.joined()
-            + " FROM \(root.table) t WHERE \(enumerations[table]!) GROUP BY 1"
+            + " FROM \(root.table) t WHERE \(doomed) GROUP BY 1"
         if rootKeys[table] != nil {
             sql += " UNION ALL SELECT e, COUNT(*)" + String(repeating: ", 0", count: rules.count)
                 + " FROM r\(table) WHERE k NOT IN (SELECT Z_PK FROM \(root.table)) GROUP BY e"
         }
+        var total = 0
         try run(sql, rows: { handle in (1...(rules.count + 1)).reduce(0) { $0 + Int(SQLiteValues.int64(handle, Int32($1))) } }) { handle in
             let entity = Int(SQLiteValues.int64(handle, 0))
             counts[entity, default: 0] += Int(SQLiteValues.int64(handle, 1))
+            total += Int(SQLiteValues.int64(handle, 1))
             for (index, rule) in rules.enumerated() where rule.entities.contains(entity) {
                 let found = Int(SQLiteValues.int64(handle, Int32(index + 2)))
                 if found > 0 { plan.nullified[rule.key, default: 0] += found }
             }
         }
+        return total
     }
 
     /// Objects of `mapping`'s entity whose Deny relationships hold objects that would survive, by key, then
