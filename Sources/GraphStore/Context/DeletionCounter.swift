@@ -321,7 +321,8 @@ struct DeletionCounter {
         guard !needed.isEmpty else { return (sql, arguments) }
         let used = needed.sorted().map { terms[$0] }
         let with = used.map { "\($0.name)\($0.columns) AS (\($0.sql))" }.joined(separator: ", ")
-        return ("WITH RECURSIVE \(with) \(sql)", used.flatMap(\.arguments) + arguments)
+        let keyword = used.contains { $0.columns == "(r, k, e)" } ? "WITH RECURSIVE" : "WITH"
+        return ("\(keyword) \(with) \(sql)", used.flatMap(\.arguments) + arguments)
     }
 
     /// Whether `sql` names the term `name` as a whole word.
