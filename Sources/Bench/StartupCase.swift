@@ -50,8 +50,8 @@ final class StartupCase {
         self.store = store
     }
 
-    /// Chats on the first screen: the chat pane's rows less its title row.
-    static var screenRows: Int { Layout(width: width, height: height).chats.height - 1 }
+    /// Chats on the first screen: the chat pane's rows less its title row, `Layout.linesPerChat` rows a chat.
+    static var screenRows: Int { Layout.chatsShown(Layout(width: width, height: height, chatIsOpen: false).chats) }
 
     func prepare() throws -> PreparedCase {
         guard let executable else {
@@ -124,11 +124,15 @@ final class StartupCase {
             guard let border = line.firstIndex(of: "│") else { return line }
             return line[..<border]
         }
-        guard pane.count > titles.count, pane[0].contains("Chats (\(chats))") else {
+        guard pane.count > titles.count * Layout.linesPerChat, pane[0].contains("Chats (\(chats))") else {
             throw BenchmarkError("trace's screen has no chat pane listing \(chats) chats: \(pane.first ?? "")")
         }
-        for (row, title) in titles.enumerated() where !pane[row + 1].hasPrefix(" \(title) ") {
-            throw BenchmarkError("row \(row + 1) of trace's chat list shows '\(pane[row + 1])', expected the title '\(title)'")
+        // Each chat's first line starts with its title.
+        for (row, title) in titles.enumerated() {
+            let line = 1 + row * Layout.linesPerChat
+            guard pane.indices.contains(line), pane[line].hasPrefix(" \(title) ") else {
+                throw BenchmarkError("chat \(row + 1) of trace's chat list shows '\(pane.indices.contains(line) ? pane[line] : "")', expected the title '\(title)'")
+            }
         }
         return RunOutcome(checksum: checksum(titles), statements: start.sql)
     }

@@ -11,9 +11,9 @@ public final class ActivityLog {
 
     /// - Parameter clock: seconds from any fixed origin, read as each action ends; nil for the monotonic clock,
     ///   counted from now. Tests pass a constant so that the sparklines do not depend on how fast they run.
-    init(coordinator: PersistentStoreCoordinator, clock: (() -> Double)? = nil) {
+    init(coordinator: PersistentStoreCoordinator, clock: (() -> Double)? = nil, logCapacity: Int = ActivityMonitor.defaultLogCapacity) {
         recorder.attach(to: coordinator.events)
-        monitor = ActivityMonitor(model: coordinator.model, recorder: recorder)
+        monitor = ActivityMonitor(model: coordinator.model, recorder: recorder, logCapacity: logCapacity)
         if let clock {
             self.clock = clock
         } else {
@@ -27,12 +27,17 @@ public final class ActivityLog {
 
     deinit { recorder.detach() }
 
-    func begin(_ action: String, rootEntity: String?) {
-        monitor.begin(action: action, rootEntity: rootEntity)
+    func begin(_ action: String, scope: ActivityScope) {
+        monitor.begin(action: action, scope: scope)
     }
 
-    func end(prefetchUse: [PrefetchUse]) {
-        monitor.end(at: clock(), prefetchUse: prefetchUse)
+    /// What runs from now on in the current action is `scope`'s.
+    func enter(_ scope: ActivityScope) {
+        monitor.enter(scope)
+    }
+
+    func end(prefetchUse: [PrefetchUse], duration: Duration) {
+        monitor.end(at: clock(), prefetchUse: prefetchUse, duration: duration)
     }
 
     func reset() { monitor.resetCounters() }
@@ -54,7 +59,7 @@ public final class ActivityLog {
             let statement = entry.statement
             entries[selected] = SQLLogEntry(number: entry.number, sql: statement.sql, arguments: statement.arguments,
                                             rows: statement.rows, duration: statement.duration, cause: statement.cause,
-                                            queryPlan: explained, action: entry.action)
+                                            queryPlan: explained, action: entry.action, pane: entry.pane)
         }
         let title = PaneView.title("SQL log (\(ActivityFormat.count(entries.count)))", width: width, focused: focused)
         let body = SQLLogView.lines(entries: entries, selected: focused ? selected : nil, expanded: explained != nil,

@@ -13,10 +13,16 @@ public enum BrowserAction: Equatable, Sendable {
     case open, back
     /// Move the focus to the next pane (`Tab`).
     case nextPane
+    case previousPane
     case members
     /// Start typing a search (the `/` key); `search(text)` runs it (an empty text clears it).
     case beginSearch
     case search(String)
+    /// While the search field is open: filters the list by what is typed so far (the browser sends it once typing
+    /// pauses), keeping the field open.
+    case refine
+    /// Enter in the search field: keeps the filter typed and closes the field.
+    case keepSearch
     case delete, confirm, cancel
     case save, undo, redo
     case togglePrefetch, toggleBatchMode, toggleDerived
@@ -32,6 +38,8 @@ public enum BrowserAction: Equatable, Sendable {
     case explain
     case help
     case quit
+    /// At the quit question: save, then quit if the save went through.
+    case saveAndQuit
     case resize(width: Int, height: Int)
     case click(row: Int, column: Int)
     case scrollUp(row: Int, column: Int)
@@ -53,9 +61,12 @@ public enum BrowserAction: Equatable, Sendable {
         case .open: "open"
         case .back: "back"
         case .nextPane: "tab"
+        case .previousPane: "backtab"
         case .members: "members"
         case .beginSearch: "find"
         case .search(let text): text.isEmpty ? "search" : "search \(text)"
+        case .refine: "refine"
+        case .keepSearch: "keep-search"
         case .delete: "delete"
         case .confirm: "confirm"
         case .cancel: "cancel"
@@ -73,6 +84,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .explain: "explain"
         case .help: "help"
         case .quit: "quit"
+        case .saveAndQuit: "save-and-quit"
         case .resize(let width, let height): "resize \(width)x\(height)"
         case .click(let row, let column): "click \(row) \(column)"
         case .scrollUp(let row, let column): "scroll-up \(row) \(column)"
@@ -82,18 +94,27 @@ public enum BrowserAction: Equatable, Sendable {
         }
     }
 
+    /// Whether the action only moves within what is fetched: a batch it reads is read ahead of the rows it shows
+    /// (one row of it on screen after a step down), so what that batch prefetched is not judged unused.
+    public var movesWithinFetch: Bool {
+        switch self {
+        case .up, .down, .pageUp, .pageDown, .top, .bottom, .click, .scrollUp, .scrollDown: true
+        default: false
+        }
+    }
+
     /// Actions a script can name without an argument.
     private static let plain: [String: BrowserAction] = {
         let all: [BrowserAction] = [
-            .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .members, .delete, .confirm, .cancel,
+            .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .previousPane, .members, .delete, .confirm, .cancel,
             .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .cycleBatch, .clearCache,
-            .resetCounters, .merge, .explain, .help, .quit,
+            .resetCounters, .merge, .explain, .help, .quit, .saveAndQuit, .refine,
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
     }()
 
     /// Actions that take a repeat count (`down 3`).
-    private static let repeatable: Set<String> = ["up", "down", "pageup", "pagedown", "undo", "redo", "tab"]
+    private static let repeatable: Set<String> = ["up", "down", "pageup", "pagedown", "undo", "redo", "tab", "backtab"]
 
     /// Parses a script: actions separated by `;` or new lines, each a name with an optional argument (`down 3`,
     /// `search ski`, `batch 100`, `resize 80x24`). Throws `ScriptError` naming the first bad action.

@@ -1,3 +1,4 @@
+import ChatFixture
 import Foundation
 import GraphStore
 import Terminal
@@ -5,21 +6,33 @@ import Terminal
 /// The delete-cascade demo: preview from the deletion plan, delete in the context, save, undo and redo.
 extension BrowserModel {
     /// The object `d` would delete in the focused pane, and how to name it.
+    /// What the selection would delete, named so that same-titled chats can be told apart: the kind, the members
+    /// and the last message's time, and the key `faultline delete` takes for it (`--chat 42`).
     private func deletionTarget() -> (ManagedObject, String)? {
+        func when(_ date: Date?) -> String { date.map { "\(TimeText.day($0)) \(TimeText.clock($0))" } ?? "never" }
         switch state.focus {
         case .chats:
             guard let chats, state.chatList.selected < chats.count else { return nil }
             let chat = chats[state.chatList.selected]
-            return (chat, "chat '\(chat.value(forKey: "title") as? String ?? "")'")
+            let typed = chat as? Chat
+            let title = DisplayWidth.truncate(Self.oneLine(typed?.title ?? ""), width: 40)
+            let kind = (typed as? GroupChat).map { "group of \(ActivityFormat.count($0.membersCount, "member"))" } ?? "direct chat"
+            let last = when(typed?.lastMessageAt)
+            return (chat, "chat '\(title)' (\(kind), last message \(last); faultline delete --chat \(chat.objectID.primaryKey))")
         case .messages:
             guard let messages, let open = state.openChat, open.selected < messages.count else { return nil }
             let message = messages[open.selected]
-            return (message, "message '\(DisplayWidth.truncate(Self.oneLine(message.value(forKey: "text") as? String ?? ""), width: 30))'")
+            let text = DisplayWidth.truncate(Self.contentLine(message), width: 30)
+            let typed = message as? Message
+            let sender = typed?.sender?.name ?? "(deleted user)"
+            let sent = when(typed?.sentAt)
+            return (message, "message '\(text)' (\(DisplayWidth.truncate(Self.oneLine(sender), width: 24)), \(sent); "
+                        + "faultline delete --message \(message.objectID.primaryKey))")
         case .members:
             guard let open = state.openChat, open.memberSelected < members.count else { return nil }
             let member = members[open.memberSelected]
-            let name = member.object(forKey: "user")?.value(forKey: "name") as? String ?? "?"
-            return (member, "membership of \(name)")
+            let name = (member as? ChatMember)?.user?.name ?? "?"
+            return (member, "membership of \(DisplayWidth.truncate(Self.oneLine(name), width: 24)) in '\(DisplayWidth.truncate(open.title, width: 30))'")
         case .sqlLog:
             return nil
         }

@@ -10,24 +10,31 @@ extension BrowserModel {
         var request = FetchRequest(entityName: "Chat", sortDescriptors: [
             .init("isPinned", ascending: false), .init("lastMessageAt", ascending: false), .init("SELF"),
         ])
-        if !state.chatList.search.isEmpty, let predicate = try? GraphStore.Predicate(format: "title CONTAINS[cd] %@", state.chatList.search) {
+        if !state.chatList.search.isEmpty,
+           let predicate = try? GraphStore.Predicate(format: "title CONTAINS[cd] %@ OR ANY members.user.name CONTAINS[cd] %@",
+                                                     state.chatList.search, state.chatList.search) {
             request.predicate = predicate
         }
-        configure(&request, keyPaths: ["lastMessage.sender"])
+        configure(&request, keyPaths: Self.chatListPrefetch)
         return request
     }
+
+    /// What each pane's fetch prefetches when prefetching is on: what its rows draw beyond its own objects.
+    static let chatListPrefetch = ["lastMessage.sender", "lastMessage.attachments"]
+    static let messagesPrefetch = ["sender", "replyTo.sender", "reactions", "attachments"]
+    static let membersPrefetch = ["user"]
 
     /// A chat's messages, newest first (the pane draws them oldest at the top).
     func messageRequest(for chat: ManagedObject) -> FetchRequest {
         var request = FetchRequest(entityName: "Message",
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)])
-        configure(&request, keyPaths: ["sender", "replyTo.sender", "reactions"])
+        configure(&request, keyPaths: Self.messagesPrefetch)
         // A batch is at least the pane's height: opening a chat fetches its first screen in one batch, so the
         // screen costs one statement for the messages with their senders and quotes, one for their reactions and
         // the count, whatever the batch size.
         if request.fetchBatchSize > 0 {
-            request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(Layout(width: state.width, height: state.height).main))
+            request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(layout.main))
         }
         return request
     }
@@ -48,10 +55,14 @@ extension BrowserModel {
         }
     }
 
+    /// Fetches the chat list again and reads its visible rows (only the list's: the other panes keep theirs).
     func reloadChats() {
+        activity.enter(scope(of: .chats))
         do {
             let controller = FetchedResultsController(context: context, request: chatRequest())
-            try controller.performFetch()
+            // Fetched again where the list stays (after a toggle, a delete, clearing the cache), the first statement
+            // reads the rows on screen.
+            try controller.performFetch(firstReading: state.chatList.top)
             chatController = controller
             chats = controller.objects
             state.chatList.count = controller.objects.count
@@ -63,7 +74,7 @@ extension BrowserModel {
             state.messageIsError = true
         }
         state.chatList.selected = min(state.chatList.selected, max(0, state.chatList.count - 1))
-        fillVisibleRows()
+        fillChatRows(visible: Layout.contentRows(layout.chats))
     }
 
     /// Fetches again with the current settings (after a toggle, a delete or an undo) and keeps the selection.
@@ -73,8 +84,20 @@ extension BrowserModel {
             if chat.isDeleted {
                 closeChat()
             } else {
-                loadMessages(of: chat, keepSelection: true)
+                reloadOpenChat(chat)
             }
+        }
+    }
+
+    /// Reads the open chat's pane on screen again, keeping its selection. Only that pane: with the members showing,
+    /// the messages are read again when they show.
+    func reloadOpenChat(_ chat: ManagedObject) {
+        if state.showMembers {
+            messages = nil
+            loadMembers(of: chat)
+            fillOpenChatRows()
+        } else {
+            loadMessages(of: chat, keepSelection: true)
         }
     }
 
@@ -99,10 +122,12 @@ extension BrowserModel {
 
     func loadMessages(of chat: ManagedObject, keepSelection: Bool) {
         let previous = state.openChat
+        activity.enter(scope(of: .messages))
         do {
-            let fetched = try context.fetch(messageRequest(for: chat))
+            // Fetched again where the screen stays, the first statement reads the rows on screen.
+            let fetched = try context.fetch(messageRequest(for: chat), firstReading: keepSelection ? previous?.bottom ?? 0 : 0)
             messages = fetched
-            var open = OpenChatState(title: chat.value(forKey: "title") as? String ?? "", messagesCount: fetched.count)
+            var open = OpenChatState(title: (chat as? Chat)?.title ?? "", messagesCount: fetched.count)
             if keepSelection, let previous {
                 open.selected = min(previous.selected, max(0, fetched.count - 1))
                 open.bottom = min(previous.bottom, open.selected)
@@ -113,7 +138,7 @@ extension BrowserModel {
             state.message = "messages: \(error)"
             state.messageIsError = true
         }
-        fillVisibleRows()
+        fillOpenChatRows()
     }
 
     func toggleMembers() {
@@ -125,22 +150,28 @@ extension BrowserModel {
             state.focus = .members
         } else {
             state.focus = .messages
+            // Messages left unread while the members showed (a reload then) are read now, where they show.
+            if messages == nil {
+                loadMessages(of: chat, keepSelection: true)
+                return
+            }
         }
-        fillVisibleRows()
+        fillOpenChatRows()
     }
 
     /// Members through the join entity, their users prefetched (joined unless the settings say otherwise).
     func loadMembers(of chat: ManagedObject) {
+        activity.enter(scope(of: .members))
         var request = FetchRequest(entityName: "ChatMember",
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("role"), .init("joinedAt"), .init("SELF")])
-        configure(&request, keyPaths: ["user"])
+        configure(&request, keyPaths: Self.membersPrefetch)
         // As for messages, a batch is at least the pane's height.
         if request.fetchBatchSize > 0 {
-            request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(Layout(width: state.width, height: state.height).main))
+            request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(layout.main))
         }
         do {
-            members = try context.fetch(request)
+            members = try context.fetch(request, firstReading: state.openChat?.memberTop ?? 0)
         } catch {
             members = .empty
             state.message = "members: \(error)"
@@ -179,12 +210,24 @@ extension BrowserModel {
         fillVisibleRows()
     }
 
-    /// Reads the rows the panes show now; only these objects are touched, so only their faults fire.
+    /// Reads the rows the panes show now; only these objects are touched, so only their faults fire, each pane's
+    /// in its own scope.
     func fillVisibleRows() {
-        let layout = Layout(width: state.width, height: state.height)
+        activity.enter(scope(of: .chats))
         fillChatRows(visible: Layout.contentRows(layout.chats))
-        fillMessageRows(visible: Layout.contentRows(layout.main))
-        fillMemberRows(visible: Layout.contentRows(layout.main))
+        fillOpenChatRows()
+    }
+
+    /// Reads the open chat's visible messages or members, in that pane's scope.
+    func fillOpenChatRows() {
+        guard state.openChat != nil else { return }
+        if state.showMembers {
+            activity.enter(scope(of: .members))
+            fillMemberRows(visible: Layout.contentRows(layout.main))
+        } else {
+            activity.enter(scope(of: .messages))
+            fillMessageRows(visible: Layout.contentRows(layout.main))
+        }
     }
 
     /// Merges what waits: other processes' commits (found by one scan) and other contexts' saves (the live
@@ -235,14 +278,14 @@ extension BrowserModel {
                 state.messageIsError = true
             }
         }
-        let layout = Layout(width: state.width, height: state.height)
+        activity.enter(scope(of: .chats))
         fillChatRows(visible: Layout.contentRows(layout.chats), reusing: kept)
         if let chat = openChat {
             if chat.isDeleted || chat.faultError != nil {
                 closeChat()
                 state.message = "the open chat was deleted elsewhere"
             } else if everything || changed.contains(chat.objectID) {
-                loadMessages(of: chat, keepSelection: true)
+                reloadOpenChat(chat)
             }
         }
         // The refetch prefetched the first batch's last messages, but rows whose chats did not change keep what

@@ -5,9 +5,13 @@ import Terminal
 
 /// Turning the visible part of the panes' fetches into the plain rows the views draw.
 extension BrowserModel {
-    /// - Parameter reusing: rows already drawn, by chat, that are still current (after a merge: every row whose
-    ///   chat it did not change), so that only changed rows read the graph.
-    func fillChatRows(visible: Int, reusing: [ObjectID: ChatRow] = [:]) {
+    /// - Parameters:
+    ///   - visible: the chat pane's rows below its title; each chat takes `ChatListView.linesPerChat` of them, and
+    ///     only the chats drawn are read.
+    ///   - reusing: rows already drawn, by chat, that are still current (after a merge: every row whose chat it did
+    ///     not change), so that only changed rows read the graph.
+    func fillChatRows(visible lines: Int, reusing: [ObjectID: ChatRow] = [:]) {
+        let visible = max(1, lines / ChatListView.linesPerChat)
         var list = state.chatList
         if list.selected < list.top { list.top = list.selected }
         if list.selected >= list.top + visible { list.top = list.selected - visible + 1 }
@@ -27,60 +31,98 @@ extension BrowserModel {
         state.chatList = list
     }
 
-    func chatRow(_ chat: ManagedObject) -> ChatRow {
-        let last = chat.object(forKey: "lastMessage")
-        let isGroup = chat.entityName == "GroupChat"
+    /// The row of a chat, read through the chat model's typed properties (the list fetches `Chat`, whose objects
+    /// are `ChatFixture.Chat` subclasses).
+    func chatRow(_ object: ManagedObject) -> ChatRow {
+        guard let chat = object as? Chat else {
+            return ChatRow(title: "", isGroup: false, membersCount: 0, preview: "", sender: nil, sentByOwner: false,
+                           hasMessages: false, time: nil, isPinned: false, isMuted: false)
+        }
+        let last = chat.lastMessage
+        let isGroup = chat is GroupChat
         let count: Int
         if !isGroup {
             count = 0 // A direct chat shows no member count, so none is read.
         } else if state.settings.derivedCounts {
-            if case .integer(let value) = chat.attributeValue(forKey: "membersCount") { count = Int(value) } else { count = 0 }
+            count = chat.membersCount
         } else {
-            count = chat.count(forKey: "members")
+            count = chat.count(forKey: "members") // the relationship's count: what derived counts spare
         }
+        let sender = last?.sender
         return ChatRow(
-            title: chat.value(forKey: "title") as? String ?? "",
+            title: chat.title,
             isGroup: isGroup,
             membersCount: count,
-            preview: (last?.value(forKey: "text") as? String).map(Self.oneLine) ?? "",
-            sender: last?.object(forKey: "sender")?.value(forKey: "name") as? String,
-            time: chat.value(forKey: "lastMessageAt") as? Date,
-            isPinned: chat.value(forKey: "isPinned") as? Bool ?? false,
-            isMuted: chat.value(forKey: "isMuted") as? Bool ?? false)
+            preview: last.map(Self.contentLine) ?? "",
+            sender: sender?.name,
+            sentByOwner: sender.map(Self.isOwner) ?? false,
+            hasMessages: last != nil,
+            time: chat.lastMessageAt,
+            isPinned: chat.isPinned,
+            isMuted: chat.isMuted)
     }
 
+    /// Whether `user` is the store's own user, the one whose device the chats are on (the handle `me`, as the
+    /// fixture writes it).
+    static func isOwner(_ user: User) -> Bool {
+        user.handle == ownerHandle
+    }
+
+    static let ownerHandle = "me"
+
+    /// Reads the open chat's messages that fit the pane, with the day headers they need: one tops the pane, and one
+    /// more comes wherever the day changes. The selection stays in view: the oldest messages are left out first,
+    /// unless the selection is the oldest, then the newest; and older ones fill any line left.
     func fillMessageRows(visible: Int) {
         guard var open = state.openChat, let messages, !state.showMembers else { return }
-        // Keep the selection within the lines shown; each message takes one line (day separators take more, so
-        // allow some slack by keeping the selection well inside).
         let room = max(1, visible)
         if open.selected < open.bottom { open.bottom = open.selected }
         if open.selected >= open.bottom + room { open.bottom = open.selected - room + 1 }
         open.bottom = max(0, min(open.bottom, max(0, open.messagesCount - 1)))
-        let end = min(open.messagesCount, open.bottom + room)
-        var rows: [MessageRow] = []
-        if open.bottom < end {
-            for index in open.bottom..<end { rows.append(messageRow(messages[index], index: index)) }
+        var range = open.bottom..<min(open.messagesCount, open.bottom + room)
+        // Days of the candidates, newest first (index order); their rows are read only once they are known to fit.
+        var days = range.map { TimeText.Parts(Self.sentAt(messages[$0])).dayNumber }
+        func linesNeeded() -> Int {
+            range.count + days.indices.filter { $0 == 0 || days[$0] != days[$0 - 1] }.count
         }
-        open.rows = rows.reversed()
+        while range.count > 1, linesNeeded() > room {
+            if range.upperBound - 1 != open.selected {
+                range = range.lowerBound..<(range.upperBound - 1)
+                days.removeLast()
+            } else {
+                range = (range.lowerBound + 1)..<range.upperBound
+                days.removeFirst()
+            }
+        }
+        // Leaving out a message alone on its day frees its header's line too: older messages may take it.
+        while range.upperBound < open.messagesCount {
+            let day = TimeText.Parts(Self.sentAt(messages[range.upperBound])).dayNumber
+            guard linesNeeded() + (day == days.last ? 1 : 2) <= room else { break }
+            range = range.lowerBound..<(range.upperBound + 1)
+            days.append(day)
+        }
+        open.bottom = range.lowerBound
+        open.rows = range.reversed().map { messageRow(messages[$0], index: $0) }
         state.openChat = open
     }
 
-    private func messageRow(_ message: ManagedObject, index: Int) -> MessageRow {
-        let reply = message.object(forKey: "replyTo")
-        let quote = reply.map { reply -> String in
-            let name = reply.object(forKey: "sender")?.value(forKey: "name") as? String ?? "?"
-            return "\(name): " + Self.oneLine(reply.value(forKey: "text") as? String ?? "")
+    private static func sentAt(_ message: ManagedObject) -> Date {
+        (message as? Message)?.sentAt ?? Date(timeIntervalSinceReferenceDate: 0)
+    }
+
+    private func messageRow(_ object: ManagedObject, index: Int) -> MessageRow {
+        let message = object as? Message
+        let quote = message?.replyTo.map { reply -> String in
+            "\(reply.sender?.name ?? "?"): " + Self.oneLine(reply.text)
         }
-        let kind = (message as? ChatFixture.Message)?.kind ?? .text
         return MessageRow(
             index: index,
-            sender: message.object(forKey: "sender")?.value(forKey: "name") as? String ?? "(deleted user)",
-            text: Self.oneLine(message.value(forKey: "text") as? String ?? ""),
-            sentAt: message.value(forKey: "sentAt") as? Date ?? Date(timeIntervalSinceReferenceDate: 0),
+            sender: message?.sender?.name ?? "(deleted user)",
+            text: Self.contentLine(object),
+            sentAt: Self.sentAt(object),
             replyQuote: quote,
-            reactions: Self.reactionSummary(message),
-            placeholder: Self.placeholder(kind: kind))
+            reactions: message.map(Self.reactionSummary) ?? "",
+            isEdited: message?.isEdited ?? false)
     }
 
     func fillMemberRows(visible: Int) {
@@ -90,22 +132,23 @@ extension BrowserModel {
         open.memberTop = max(0, min(open.memberTop, max(0, members.count - visible)))
         let end = min(members.count, open.memberTop + visible)
         open.members = open.memberTop < end ? (open.memberTop..<end).map { memberRow(members[$0]) } : []
+        open.membersCount = members.count
         state.openChat = open
     }
 
-    private func memberRow(_ member: ManagedObject) -> MemberRow {
-        let role = (member as? ChatMember)?.role ?? .member
-        return MemberRow(role: "\(role)", name: member.object(forKey: "user")?.value(forKey: "name") as? String ?? "(gone)",
-                         joinedAt: member.value(forKey: "joinedAt") as? Date ?? Date(timeIntervalSinceReferenceDate: 0))
+    private func memberRow(_ object: ManagedObject) -> MemberRow {
+        let member = object as? ChatMember
+        return MemberRow(role: "\(member?.role ?? .member)", name: member?.user?.name ?? "(gone)",
+                         joinedAt: member?.joinedAt ?? Date(timeIntervalSinceReferenceDate: 0))
     }
 
     /// A message's reactions as a messenger shows them: each emoji with its count, the most frequent first
     /// (`❤️3 😂1`); empty when there are none.
-    static func reactionSummary(_ message: ManagedObject) -> String {
-        let reactions = message.objects(forKey: "reactions")
+    static func reactionSummary(_ message: Message) -> String {
+        let reactions = message.reactions
         guard !reactions.isEmpty else { return "" }
         var counts: [String: Int] = [:]
-        for reaction in reactions { counts[reaction.value(forKey: "emoji") as? String ?? "?", default: 0] += 1 }
+        for reaction in reactions { counts[reaction.emoji, default: 0] += 1 }
         return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
             .map { "\($0.key)\($0.value)" }.joined(separator: " ")
     }
@@ -118,14 +161,22 @@ extension BrowserModel {
 
     static let rowTextLimit = 2_000
 
-    /// What a message of a non-text kind shows instead of its text.
-    static func placeholder(kind: ChatFixture.Message.Kind) -> String? {
+    /// A message as one line, by its kind, as both the chat list and the message pane show it: the text;
+    /// `[sticker] Kumo waves`, `[image] caption` (or `[image]`), `[file] plan.pdf` (its first attachment's name,
+    /// the one extra read, for files only); a system message's own words (`Ana joined`).
+    static func contentLine(_ object: ManagedObject) -> String {
+        let message = object as? Message
+        let text = oneLine(message?.text ?? "")
+        let kind = message?.kind ?? .text
         switch kind {
-        case .text: nil
-        case .sticker: "[sticker]"
-        case .image: "[image]"
-        case .file: "[file]"
-        case .system: "[system]"
+        case .text, .system:
+            return text
+        case .sticker, .image:
+            let label = kind == .sticker ? "[sticker]" : "[image]"
+            return text.isEmpty ? label : "\(label) \(text)"
+        case .file:
+            let name = message?.attachments.first.map { oneLine($0.fileName) } ?? ""
+            return name.isEmpty ? "[file]" : "[file] \(name)"
         }
     }
 }

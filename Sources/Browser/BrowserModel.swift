@@ -40,8 +40,9 @@ public final class BrowserModel {
     /// - Parameter activityClock: seconds from any fixed origin, read as each action ends to place it in the
     ///   activity sparklines' per-second buckets; nil (the default) for the monotonic clock, counted from now.
     ///   Tests pass a constant so that the screens do not depend on timing.
+    /// - Parameter logCapacity: how many statements the SQL log keeps.
     public init(path: String, settings: BrowserSettings, width: Int, height: Int,
-                activityClock: (() -> Double)? = nil) throws(StoreError) {
+                activityClock: (() -> Double)? = nil, logCapacity: Int = ActivityMonitor.defaultLogCapacity) throws(StoreError) {
         let model: ObjectModel
         do {
             model = try ChatModel.make()
@@ -57,61 +58,60 @@ public final class BrowserModel {
         inbox = SaveInbox(coordinator: coordinator, excluding: context.id, includesOtherConnections: false)
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
         state.storeIsReadOnly = coordinator.store.isReadOnly
-        activity = ActivityLog(coordinator: coordinator, clock: activityClock)
+        activity = ActivityLog(coordinator: coordinator, clock: activityClock, logCapacity: logCapacity)
     }
 
-    /// Carries out one action; returns what it cost in the object graph.
+    /// Carries out one action; returns what it cost in the object graph, with its warnings.
     @discardableResult
-    public func apply(_ action: BrowserAction) -> ActionCost {
-        let before = coordinator.events.counters.total
+    public func apply(_ action: BrowserAction) -> ActionSummary {
         let start = ContinuousClock.now
-        activity.begin(action.name, rootEntity: rootEntity)
+        // The action's own work (a preview, a save) is no pane's; reading a pane's rows enters that pane's scope.
+        activity.begin(action.name, scope: ActivityScope(rootEntity: rootEntity))
         state.message = nil
         state.messageIsError = false
         perform(action)
         refreshStatus()
-        let cost = ActionCost(action: action.name, totals: coordinator.events.counters.total.difference(since: before),
-                              duration: ContinuousClock.now - start)
-        activity.end(prefetchUse: context.takePrefetchUse())
-        return cost
+        let prefetchUse = context.takePrefetchUse()
+        activity.end(prefetchUse: action.movesWithinFetch ? [] : prefetchUse, duration: ContinuousClock.now - start)
+        return activity.monitor.lastAction ?? ActionSummary(action: action.name, rootEntity: nil, counts: ActivityCounts(),
+                                                            saveSucceeded: nil, warnings: [])
     }
 
-    /// The action a key asks for, given what is on screen: overlays and the search field take keys first.
+    /// The scope of a pane's reads: its name, the entity it lists, and the settings that change its fetch.
+    func scope(of pane: Pane) -> ActivityScope {
+        let settings = state.settings
+        let rows = Layout.contentRows(pane == .chats ? layout.chats : layout.main)
+        // The messages and members panes read at least a screenful per batch (see `messageRequest`).
+        let smallest = pane == .chats ? Self.batchSizeOffered : max(Self.batchSizeOffered, rows)
+        let batch = settings.batchSize == 0 ? 0 : (pane == .chats ? settings.batchSize : max(settings.batchSize, rows))
+        func levers(_ keyPaths: [String]) -> ActivityScope.Levers {
+            ActivityScope.Levers(
+                prefetchKeyPaths: keyPaths, prefetchIsOn: settings.prefetch != .off, prefetchLabel: settings.prefetch.label,
+                derivedCounts: settings.derivedCounts, batchSize: batch, smallestBatchSize: smallest,
+                prefetchKey: KeyTable.keyLabel(for: .togglePrefetch), countsKey: KeyTable.keyLabel(for: .toggleDerived),
+                batchKey: KeyTable.keyLabel(for: .cycleBatch))
+        }
+        switch pane {
+        case .chats: return ActivityScope(pane: "chat list", rootEntity: "Chat", levers: levers(Self.chatListPrefetch))
+        case .messages: return ActivityScope(pane: "messages", rootEntity: "Message", levers: levers(Self.messagesPrefetch))
+        case .members: return ActivityScope(pane: "members", rootEntity: "ChatMember", levers: levers(Self.membersPrefetch))
+        case .sqlLog: return ActivityScope()
+        }
+    }
+
+    /// The smallest batch size `b` offers.
+    static let batchSizeOffered = BrowserSettings.batchSizes.first { $0 > 0 } ?? 20
+
+    /// The action a key asks for, given what is on screen: the key table of the mode the screen is in (an overlay,
+    /// the search field, a window too small) takes keys first.
     public func action(for key: Key) -> BrowserAction? {
         if case .resize(let width, let height) = key { return .resize(width: width, height: height) }
-        switch state.overlay {
-        case .deletePreview:
-            switch key {
-            case .character("y"), .enter: return .confirm
-            case .character("n"), .escape: return .cancel
-            default: return nil
-            }
-        case .confirmQuit:
-            switch key {
-            case .character("y"): return .confirm
-            case .character("n"), .escape: return .cancel
-            default: return nil
-            }
-        case .help:
-            // The help scrolls when the window is too short for it; any other key closes it.
-            switch key {
-            case .up, .character("k"): return .up
-            case .down, .character("j"): return .down
-            case .pageUp: return .pageUp
-            case .pageDown, .character(" "): return .pageDown
-            default: return .cancel
-            }
-        case .search(let text):
-            switch key {
-            case .enter: return .search(text)
-            case .escape: return .cancel
-            case .backspace: return .erase
-            case .character(let character): return .type(character)
-            default: return nil
-            }
-        case .none:
-            return KeyTable.action(for: key)
-        }
+        let mode = KeyMode(state)
+        // A window too small shows no pane: only quitting (which asks first when changes are unsaved) is taken,
+        // and only when no question is up that could not be seen.
+        if mode == .tooSmall, state.overlay != .none { return nil }
+        guard let keys = KeyTable.keys(for: mode) else { return KeyTable.action(for: key) }
+        return keys.action(for: key)
     }
 
     /// The entity the focused pane lists (the panel names prefetch key paths from it).
@@ -139,6 +139,11 @@ public final class BrowserModel {
         case .down where state.overlay == .help: scrollHelp(by: 1)
         case .pageUp where state.overlay == .help: scrollHelp(by: -OverlayView.helpRowsShown(state))
         case .pageDown where state.overlay == .help: scrollHelp(by: OverlayView.helpRowsShown(state))
+        case .up where isShowingSQLDetail: scrollSQLDetail(by: -1)
+        case .down where isShowingSQLDetail: scrollSQLDetail(by: 1)
+        case .pageUp where isShowingSQLDetail: scrollSQLDetail(by: -max(1, state.height - 8))
+        case .pageDown where isShowingSQLDetail: scrollSQLDetail(by: max(1, state.height - 8))
+        case .open where state.focus == .sqlLog: showSQLDetail()
         case .up: move(by: -1)
         case .down: move(by: 1)
         case .pageUp: move(by: -pageSize)
@@ -147,23 +152,31 @@ public final class BrowserModel {
         case .bottom: move(by: Int.max / 2)
         case .open: openSelectedChat()
         case .back: goBack()
-        case .nextPane: cycleFocus()
+        case .nextPane: cycleFocus(by: 1)
+        case .previousPane: cycleFocus(by: -1)
         case .members: toggleMembers()
-        case .beginSearch: state.overlay = .search(state.chatList.search)
+        case .beginSearch:
+            state.chatList.searchBefore = state.chatList.search
+            state.overlay = .search(state.chatList.search)
+        case .refine:
+            if case .search(let text) = state.overlay, text != state.chatList.search { applySearch(text) }
         case .type(let character):
             if case .search(let text) = state.overlay { state.overlay = .search(text + String(character)) }
         case .erase:
             if case .search(let text) = state.overlay { state.overlay = .search(String(text.dropLast())) }
+        case .keepSearch:
+            if case .search(let text) = state.overlay { perform(.search(text)) }
         case .search(let text):
             state.overlay = .none
-            state.chatList.search = text
-            state.chatList.selected = 0
-            state.chatList.top = 0
-            reloadChats()
-            state.message = text.isEmpty ? "search cleared" : "\(state.chatList.count) chats match '\(text)'"
+            if text != state.chatList.search { applySearch(text) }
+            state.message = text.isEmpty ? "search cleared" : "\(Self.matching(state.chatList.count)) '\(text)'"
         case .delete: previewDelete()
         case .confirm: confirm()
         case .cancel:
+            if case .search = state.overlay, state.chatList.search != state.chatList.searchBefore {
+                // Esc leaves the list as it was before the field opened.
+                applySearch(state.chatList.searchBefore)
+            }
             if state.overlay == .none { goBack() } else { state.overlay = .none }
         case .save: save()
         case .undo: undo()
@@ -208,13 +221,35 @@ public final class BrowserModel {
             } else {
                 state.quitRequested = true
             }
+        case .saveAndQuit:
+            state.overlay = .none
+            save()
+            // A refused or failed save leaves its message up and the browser open.
+            if !state.messageIsError, !context.hasChanges { state.quitRequested = true }
         case .click(let row, let column): click(row: row, column: column)
         case .scrollUp(let row, let column): scroll(by: -3, row: row, column: column)
         case .scrollDown(let row, let column): scroll(by: 3, row: row, column: column)
         }
     }
 
-    private var layout: Layout { Layout(width: state.width, height: state.height) }
+    var layout: Layout { Layout(state) }
+
+    /// Shows `text` on the status line until the next action (what the command line set up, say).
+    public func announce(_ text: String) {
+        state.message = text
+        state.messageIsError = false
+    }
+
+    /// Whether the context holds changes not saved yet (quitting asks first).
+    public var hasUnsavedChanges: Bool { context.hasChanges }
+
+    /// Ctrl-C: quits like `q`, asking first when changes are unsaved; a second Ctrl-C at that question quits without
+    /// saving. Returns whether the browser should end now.
+    public func interrupt() -> Bool {
+        guard hasUnsavedChanges, state.overlay != .confirmQuit else { return true }
+        apply(.quit)
+        return false
+    }
 
     /// Whether anything waits to be merged: a save of another context, or another process's commit (one
     /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.
@@ -242,15 +277,16 @@ public final class BrowserModel {
     }
 
     private var pageSize: Int {
-        max(1, Layout.contentRows(state.focus == .chats ? layout.chats : layout.main) - 1)
+        max(1, (state.focus == .chats ? Layout.chatsShown(layout.chats) : Layout.contentRows(layout.main)) - 1)
     }
 
-    private func cycleFocus() {
+    /// Moves the focus `step` panes on (1 for Tab, -1 for Shift-Tab), round the panes on screen.
+    private func cycleFocus(by step: Int) {
         var order: [Pane] = [.chats]
         if state.openChat != nil { order.append(state.showMembers ? .members : .messages) }
         order.append(.sqlLog)
         let position = order.firstIndex(of: state.focus) ?? 0
-        state.focus = order[(position + 1) % order.count]
+        state.focus = order[((position + step) % order.count + order.count) % order.count]
     }
 
     private func goBack() {
@@ -267,8 +303,8 @@ public final class BrowserModel {
         let layout = self.layout
         if layout.chats.contains(row: row, column: column), row > layout.chats.row {
             state.focus = .chats
-            let index = state.chatList.top + row - layout.chats.row - 1
-            if index < state.chatList.count { move(by: index - state.chatList.selected) }
+            let index = state.chatList.top + (row - layout.chats.row - 1) / ChatListView.linesPerChat
+            if index < state.chatList.top + state.chatList.rows.count { move(by: index - state.chatList.selected) }
         } else if layout.main.contains(row: row, column: column), let open = state.openChat {
             state.focus = state.showMembers ? .members : .messages
             let line = row - layout.main.row
@@ -295,6 +331,52 @@ public final class BrowserModel {
             state.focus = .sqlLog
         }
         move(by: delta)
+    }
+
+    /// "1 chat matches", "12 chats match".
+    static func matching(_ count: Int) -> String {
+        ActivityFormat.count(count, "chat") + (count == 1 ? " matches" : " match")
+    }
+
+    /// Whether the search field holds text the list is not filtered by yet: the terminal loop sends `.refine`
+    /// once typing pauses.
+    public var searchIsPending: Bool {
+        if case .search(let text) = state.overlay { text != state.chatList.search } else { false }
+    }
+
+    /// Filters the chat list by `text` (titles and members' names), from the top; the open chat closes, as it may
+    /// no longer be in the list.
+    private func applySearch(_ text: String) {
+        state.chatList.search = text
+        state.chatList.selected = 0
+        state.chatList.top = 0
+        if openChat != nil { closeChat() }
+        reloadChats()
+    }
+
+    private var isShowingSQLDetail: Bool {
+        if case .sqlDetail = state.overlay { true } else { false }
+    }
+
+    /// The selected log row's statement in full, with its query plan.
+    private func showSQLDetail() {
+        let entries = activity.entries
+        guard entries.indices.contains(state.sqlSelected) else {
+            state.message = "no statement selected"
+            return
+        }
+        let entry = entries[state.sqlSelected]
+        // A plan is asked for reads only; the store explains without running the statement.
+        let plan = try? coordinator.explain(entry.sql, arguments: entry.arguments)
+        state.overlay = .sqlDetail(SQLDetail(entry: entry, queryPlan: plan))
+    }
+
+    private func scrollSQLDetail(by rows: Int) {
+        guard case .sqlDetail(var detail) = state.overlay else { return }
+        let width = min(state.width - 4, 104) - 4
+        let last = SQLDetailView.lastTop(detail, width: width, height: max(3, state.height - 4))
+        detail.top = max(0, min(last, detail.top + rows))
+        state.overlay = .sqlDetail(detail)
     }
 
     private func explainSelected() {
@@ -328,9 +410,3 @@ public final class BrowserModel {
     }
 }
 
-/// What one action cost: the graph's counters over it and its wall time.
-public struct ActionCost: Sendable {
-    public let action: String
-    public let totals: GraphCounters.Totals
-    public let duration: Duration
-}

@@ -57,6 +57,8 @@ public enum Overlay: Equatable, Sendable {
     case confirmQuit
     /// The search field being typed.
     case search(String)
+    /// One statement of the SQL log in full (Enter on a log row).
+    case sqlDetail(SQLDetail)
 }
 
 /// What deleting the selected object would take with it, from `deletionPlan(for:)`.
@@ -84,15 +86,24 @@ public struct ChatListState: Equatable, Sendable {
     public var rows: [ChatRow] = []
     /// The search applied to the list ("" for none).
     public var search = ""
+    /// The filter in force when the search field opened: Esc goes back to it.
+    public var searchBefore = ""
 }
 
-/// One row of the chat list, as a messenger shows it.
+/// One chat of the chat list, as a messenger shows it (two lines: title, marks and time; then the last message).
 public struct ChatRow: Equatable, Sendable {
     public var title: String
     public var isGroup: Bool
     public var membersCount: Int
+    /// The last message as one line, by its kind (`[file] plan.pdf`, `[sticker] Kumo waves`); "" when the chat has
+    /// no message.
     public var preview: String
+    /// The last message's sender; nil when there is no last message or its sender was deleted.
     public var sender: String?
+    /// Whether the store's own user (handle `me`) sent the last message: drawn as "You:".
+    public var sentByOwner: Bool
+    /// Whether the chat has a last message at all.
+    public var hasMessages: Bool
     public var time: Date?
     public var isPinned: Bool
     public var isMuted: Bool
@@ -108,6 +119,8 @@ public struct OpenChatState: Equatable, Sendable {
     /// Visible messages, oldest first (the newest at the bottom), with their indexes (0 newest).
     public var rows: [MessageRow] = []
     public var members: [MemberRow] = []
+    /// Members listed when they are shown (the fetch's count), for the pane's position.
+    public var membersCount = 0
     public var memberSelected = 0
     public var memberTop = 0
 }
@@ -115,14 +128,14 @@ public struct OpenChatState: Equatable, Sendable {
 public struct MessageRow: Equatable, Sendable {
     public var index: Int
     public var sender: String
+    /// The message as one line, by its kind: the text, or `[sticker] name`, `[image] caption`, `[file] name`.
     public var text: String
     public var sentAt: Date
     /// `Ana: see you there`, when the message replies to another.
     public var replyQuote: String?
     /// `👍2 ❤️1`
     public var reactions: String
-    /// `[sticker]`, `[image]`, `[file]` for messages that are not text.
-    public var placeholder: String?
+    public var isEdited: Bool
 }
 
 public struct MemberRow: Equatable, Sendable {

@@ -11,8 +11,14 @@ public struct Rect: Equatable, Sendable {
 }
 
 /// Where each pane goes for a window size. Wide windows get three columns (chats, messages, the activity panel
-/// over the SQL log); narrower ones put the panel and the log in a band below. The last two rows are the status
-/// line and the hint bar. Used by the views and by clicks alike.
+/// over the SQL log); narrower ones put the panel and the log in a band below. Until a chat is opened the chat list
+/// also takes the messages pane's room (an empty pane would only say "Enter opens"), so the last messages can be
+/// read in full. The last two rows are the status line and the hint bar. Used by the views and by clicks alike.
+///
+/// ```swift
+/// Layout(width: 80, height: 24, chatIsOpen: false).chats.width   // 80
+/// Layout(width: 80, height: 24).chats.width                      // 32, the messages pane beside it
+/// ```
 public struct Layout: Equatable, Sendable {
     public static let minimumWidth = 60
     public static let minimumHeight = 15
@@ -39,7 +45,14 @@ public struct Layout: Equatable, Sendable {
         width < minimumWidth || height < minimumHeight
     }
 
-    public init(width: Int, height: Int) {
+    /// The layout of what `state` shows: its size, and whether a chat is open.
+    public init(_ state: BrowserState) {
+        self.init(width: state.width, height: state.height, chatIsOpen: state.openChat != nil)
+    }
+
+    /// - Parameter chatIsOpen: false gives the chat list the messages pane's columns too (`main` is then empty).
+    ///   The panes' heights do not depend on it.
+    public init(width: Int, height: Int, chatIsOpen: Bool = true) {
         let body = max(1, height - 2)
         statusRow = height - 2
         hintRow = height - 1
@@ -62,8 +75,18 @@ public struct Layout: Equatable, Sendable {
             activity = Rect(row: top, column: 0, width: activityWidth, height: band)
             sqlLog = Rect(row: top, column: activityWidth + 1, width: width - activityWidth - 1, height: band)
         }
+        if !chatIsOpen {
+            chats.width = main.column + main.width - chats.column
+            main = Rect(row: main.row, column: main.column + main.width, width: 0, height: main.height)
+        }
     }
 
     /// Rows for content in a pane (its first row is its title).
     static func contentRows(_ rect: Rect) -> Int { max(0, rect.height - 1) }
+
+    /// Screen lines each chat of the chat list takes (its title line, then its last message).
+    public static var linesPerChat: Int { ChatListView.linesPerChat }
+
+    /// How many chats the chat list shows in `rect`: each takes `linesPerChat` rows.
+    public static func chatsShown(_ rect: Rect) -> Int { contentRows(rect) / linesPerChat }
 }

@@ -185,10 +185,50 @@ public final class Message: ManagedObject {
     @ToMany("mentions") public var mentions: [User]
     @ToOne("forwardedFrom") public var forwardedFrom: Message?
     @ToMany("readBy") public var readBy: [User]
+    /// The chat this message is the last message of, if it is.
+    @ToOne("lastMessageOf") public var lastMessageOf: Chat?
 
     public var kind: Kind {
         get { Kind(rawValue: kindValue) ?? .text }
         set { kindValue = newValue.rawValue }
+    }
+
+    /// Deleting a chat's last message makes the newest message left its last message, with that message's time
+    /// (nil and nil when none is left), so the chat list's preview and order fall back to it. The Nullify rule of
+    /// `lastMessageOf` alone would leave the chat with no last message and the deleted one's time. A chat being
+    /// deleted itself is left alone (its messages go with it without coming here). If the store cannot be read
+    /// here, the chat is left as the Nullify rule leaves it; the save that follows reports the store's error.
+    override public func prepareForDeletion() {
+        guard let chat = lastMessageOf, !chat.isDeleted, let context else { return }
+        let previous: Message?
+        do {
+            previous = try Self.newestMessage(of: chat, other: self, in: context)
+        } catch {
+            return
+        }
+        chat.lastMessage = previous
+        chat.lastMessageAt = previous?.sentAt
+    }
+
+    /// The newest message of `chat` that is neither `excluded` nor deleted in the context: a few of the newest rows
+    /// as saved, then (when all of those are deleted) the chat's messages with the unsaved changes applied.
+    private static func newestMessage(of chat: Chat, other excluded: Message, in context: ObjectContext) throws -> Message? {
+        var request = FetchRequest(entityName: "Message",
+                                   predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
+                                   sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)])
+        request.includesPendingChanges = false
+        request.fetchLimit = 4
+        func first(_ request: FetchRequest) throws -> Message? {
+            let found = try context.fetch(request)
+            for index in 0..<found.count {
+                if let message = found[index] as? Message, message !== excluded, !message.isDeleted { return message }
+            }
+            return nil
+        }
+        if let message = try first(request) { return message }
+        request.includesPendingChanges = true
+        request.fetchLimit = 0
+        return try first(request)
     }
 }
 

@@ -17,8 +17,10 @@ struct RolePalette {
 
     let mode: ColorMode
 
-    /// How `role` looks in this mode. In 256 colours the basic 16 (like 15, bright white) follow the terminal's
-    /// theme, so titles stay readable on light backgrounds; the others are fixed xterm colours.
+    /// How `role` looks in this mode. Titles (pane titles, chat titles, senders) keep the terminal's own foreground
+    /// and add bold in every mode: a fixed white would vanish on a light background, and the terminal's foreground
+    /// is readable on its own background by definition. The other roles use fixed colours, chosen to read on dark
+    /// and light backgrounds alike.
     func look(of role: Role) -> Look {
         let bold = faultline_a_bold()
         let dim = faultline_a_dim()
@@ -43,7 +45,7 @@ struct RolePalette {
         case (.eight, .status): Look(foreground: Int16(COLOR_BLACK), background: Int16(COLOR_WHITE))
 
         case (.palette256, .plain): Look()
-        case (.palette256, .title): Look(foreground: 15, attributes: bold)
+        case (.palette256, .title): Look(attributes: bold)
         case (.palette256, .muted): Look(foreground: 245)
         case (.palette256, .accent): Look(foreground: 38)
         case (.palette256, .warning): Look(foreground: 214)

@@ -123,6 +123,13 @@ public final class TerminalScreen {
         return signal == 0 ? nil : signal
     }
 
+    /// The pending ending signal, taken: a second one must arrive to show again (the browser asks before a Ctrl-C
+    /// loses unsaved changes, and goes on if told to stay).
+    public func takePendingSignal() -> Int32? {
+        let signal = TerminalSignals.pendingEnding.exchange(0, ordering: .relaxed)
+        return signal == 0 ? nil : signal
+    }
+
     /// Makes the next `draw` draw every line and repaint the whole terminal, for when something else wrote to it.
     public func invalidate() {
         drawnLines = nil

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Browser
 import Foundation
+import ChatFixture
 import GraphStore
 import Terminal
 
@@ -20,25 +21,36 @@ struct BrowseCommand: ParsableCommand {
     @OptionGroup var browser: BrowserOptions
     @OptionGroup var sqlDebug: SQLDebugOptions
 
-    @Flag(help: "Run a simulated incoming-messages writer on a background context while browsing: watch the list reorder and the merges.")
+    @Flag(help: """
+        Run a simulated incoming-messages writer on a background context while browsing: watch the list reorder and \
+        the merges. It writes into a temporary copy of the store, removed on quit, unless --live-in-place is given.
+        """)
     var live = false
+
+    @Flag(help: "With --live, write the simulated messages (and your saves) into the store itself, not a copy.")
+    var liveInPlace = false
 
     @Option(help: ArgumentHelp("Messages a second the --live writer delivers.", valueName: "n"))
     var liveRate = 3.0
 
     func validate() throws {
         if live, browser.readOnly { throw ValidationError("--live writes to the store; it cannot be combined with --read-only") }
+        if liveInPlace, !live { throw ValidationError("--live-in-place goes with --live") }
         // The writer pauses 1/rate seconds between deliveries, at most 10 (LiveWriter): slower rates are refused, not
         // quietly raised.
         guard liveRate >= 0.1, liveRate <= 1_000 else { throw ValidationError("--live-rate must be from 0.1 to 1000 messages a second, not \(liveRate)") }
     }
 
     func run() throws {
-        try Self.browse(browser, sqlDebug: sqlDebug, liveRate: live ? liveRate : nil)
+        try Self.browse(browser, sqlDebug: sqlDebug, liveRate: live ? liveRate : nil, liveInPlace: liveInPlace)
     }
 
+    /// Milliseconds without a key after which the typed search filters the list.
+    static let searchPause = 150
+
     /// - Parameter liveRate: messages a second for the simulated writer; nil for none.
-    static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil) throws {
+    /// - Parameter liveInPlace: whether the writer writes into the store itself rather than a temporary copy.
+    static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil, liveInPlace: Bool = false) throws {
         // Without a usable terminal nothing else is worth doing (not even making the default store, or opening the
         // store, which GRDB's pool writes to as it opens).
         do {
@@ -46,7 +58,11 @@ struct BrowseCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error.description)
         }
-        let path = try options.store ?? DefaultFixture.ensure()
+        let original = try options.store ?? DefaultFixture.ensure()
+        // --live browses a copy unless told otherwise: the simulated messages do not end up in the user's store.
+        let copy = liveRate != nil && !liveInPlace ? try LiveCopy(of: original) : nil
+        defer { copy?.remove() }
+        let path = copy?.path ?? original
         // The SQL log's destination before the store, so a bad one leaves the store alone.
         if try sqlDebug.effectiveLevel() != nil, sqlDebug.logFile == nil {
             throw CommandFailure("--sql-debug: the browser owns the terminal; give --sql-log FILE for the SQL log")
@@ -74,27 +90,61 @@ struct BrowseCommand: ParsableCommand {
         let size = screen.size
         model.apply(.resize(width: size.width, height: size.height))
         model.apply(.start)
-        if let liveRate { model.startLiveWriter(rate: liveRate) }
+        if let liveRate {
+            model.startLiveWriter(rate: liveRate)
+            model.announce(copy == nil
+                ? "live: writing into \((original as NSString).lastPathComponent) itself"
+                : "live: writing into a copy of \((original as NSString).lastPathComponent), removed on quit (--live-in-place writes into the store)")
+        }
         defer { model.stopLiveWriter() }
         let progress = ProgressKeys(screen: screen, model: model)
         model.onProgress = { state in progress.show(state) }
         while !model.state.quitRequested {
             screen.draw(BrowserView.frame(model.state, activity: model.activity))
-            let key = screen.readKey(timeoutMilliseconds: 250)
-            if let signal = screen.pendingSignal {
+            // While a search is typed, the list follows once typing pauses.
+            let key = screen.readKey(timeoutMilliseconds: model.searchIsPending ? Self.searchPause : 250)
+            if let signal = screen.takePendingSignal(), signal != SIGINT || model.interrupt() {
+                // Ctrl-C with unsaved changes asks first (model.interrupt); a closed terminal or kill cannot.
                 screen.close()
                 withExtendedLifetime(log) {}
+                model.stopLiveWriter()
+                copy?.remove()
                 Foundation.exit(128 + signal)
             }
             if let key, let action = model.action(for: key) {
                 model.apply(action)
                 progress.settle()
             }
+            if key == nil, model.searchIsPending { model.apply(.refine) }
             // Between keys (or every quarter second when idle): other contexts' saves and other processes' commits
             // are merged, unless a dialog is open.
             if model.state.overlay == .none, model.hasPendingChanges() { model.apply(.merge) }
         }
         withExtendedLifetime(log) {}
+    }
+}
+
+/// A temporary copy of a store for `--live` to write into, made with SQLite's backup (a consistent copy even while
+/// another process writes), and removed with its `-wal` and `-shm` files when the browser ends.
+struct LiveCopy {
+    let path: String
+
+    init(of source: String) throws {
+        let name = ((source as NSString).lastPathComponent as NSString).deletingPathExtension
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-live-\(name)-\(UUID().uuidString).sqlite").path
+        do {
+            // Opened read-only, the store is copied without anything made or changed beside it.
+            let original = try PersistentStoreCoordinator(path: source, model: ChatModel.make(),
+                                                          options: .init(readOnly: true, createIfMissing: false))
+            try original.copyStore(to: path)
+        } catch {
+            remove()
+            throw CommandFailure("\(source): cannot copy it for --live (\(error)); --live-in-place writes into the store itself")
+        }
+    }
+
+    func remove() {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }
 

@@ -11,15 +11,18 @@ struct TraceCommand: ParsableCommand {
         abstract: "Run browser actions without a terminal and print the screen they leave, or what each cost.",
         discussion: """
             The actions are the browser's own, named as in its help: down, up, pagedown, pageup, top, bottom, open, \
-            back, tab, members, search TEXT, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
-            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, resize WxH. \
-            Movement, undo and redo take a repeat count (down 3). Separate actions with ';'. The first action is \
-            always 'start': the launch up to the first chat-list screen.
+            back, tab, backtab, members, search TEXT, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
+            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, quit, \
+            save-and-quit, resize WxH. Movement, tab, undo and redo take a repeat count (down 3). Separate actions \
+            with ';'. The first action is always 'start': the launch up to the first chat-list screen. In the SQL \
+            log (tab to it), open shows the selected statement in full.
 
             With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
-            "relationshipFaults", "fetches", "ms", "progress"}], "totals": {…}}. "progress" lists the progress \
-            lines the action showed ("saving: 120,000 rows, 0.4 s"): saves, undo or redo after a save and delete \
-            previews show one once they have run for --progress-after milliseconds, and again every 100 ms.
+            "relationshipFaults", "fetches", "ms", "warnings": [the panel's], "statements": [{"pane", "cause", \
+            "rows", "sql"}], "progress"}], "totals": {…}}. A statement's pane is absent for work that is no pane's (a \
+            save). "progress" lists the progress lines the action showed ("saving: 120,000 rows, 0.4 s"): saves, undo \
+            or redo after a save and delete previews show one once they have run for --progress-after milliseconds, \
+            and again every 100 ms.
             """
     )
 
@@ -35,6 +38,9 @@ struct TraceCommand: ParsableCommand {
     var json = false
 
     @OptionGroup var sqlDebug: SQLDebugOptions
+
+    /// How many statements `--json` lists at most (the newest); a script that runs more lists the last ones.
+    static let jsonLogCapacity = 200_000
 
     func run() throws {
         guard let screenSize = Layout.size(size) else {
@@ -52,7 +58,9 @@ struct TraceCommand: ParsableCommand {
         try sqlDebug.checkLogFile(notOverwriting: [path])
         let model: BrowserModel
         do {
-            model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height)
+            // The log keeps every statement the JSON lists.
+            model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height,
+                                     logCapacity: json ? Self.jsonLogCapacity : ActivityMonitor.defaultLogCapacity)
         } catch {
             throw CommandFailure(error)
         }
@@ -62,14 +70,16 @@ struct TraceCommand: ParsableCommand {
             shown.note(state.progress)
             return true
         }
-        var costs = [TraceReport.Cost(model.apply(.start), progress: shown.take())]
+        var costs = [model.apply(.start)]
+        var progress = [shown.take()]
         for action in actions where !model.state.quitRequested {
-            costs.append(TraceReport.Cost(model.apply(action), progress: shown.take()))
+            costs.append(model.apply(action))
+            progress.append(shown.take())
         }
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            try Output.write(TraceReport(screen: screen, actions: costs).json() + "\n")
+            try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: model.activity.entries).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }
@@ -78,6 +88,15 @@ struct TraceCommand: ParsableCommand {
 
 /// `trace --json`'s shape.
 struct TraceReport: Encodable {
+    /// One statement an action ran: the pane whose reads ran it (none for a save or a preview), its cause as the
+    /// SQL log writes it, the rows it returned or changed, and the SQL.
+    struct Statement: Encodable {
+        let pane: String?
+        let cause: String
+        let rows: Int
+        let sql: String
+    }
+
     struct Cost: Encodable {
         let action: String
         let sql: Int
@@ -87,25 +106,34 @@ struct TraceReport: Encodable {
         let relationshipFaults: Int
         let fetches: Int
         let ms: Double
+        /// The panel's warnings after the action, as it words them.
+        let warnings: [String]?
+        /// Every statement, in the order it ran (the totals have none).
+        let statements: [Statement]?
         /// The progress lines the action showed, in order (nil for the totals).
         let progress: [String]?
 
         init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, relationshipFaults: Int, fetches: Int, ms: Double) {
             (self.action, self.sql, self.faults, self.cacheHits) = (action, sql, faults, cacheHits)
             (self.cacheMisses, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, relationshipFaults, fetches, ms)
-            progress = nil
+            (warnings, statements, progress) = (nil, nil, nil)
         }
 
-        init(_ cost: ActionCost, progress: [String]) {
+        init(_ summary: ActionSummary, log: [SQLLogEntry], progress: [String]) {
             self.progress = progress
-            action = cost.action
-            sql = cost.totals.statements
-            faults = cost.totals.objectFaults
-            cacheHits = cost.totals.cacheHits
-            cacheMisses = cost.totals.cacheMisses
-            relationshipFaults = cost.totals.relationshipFaults
-            fetches = cost.totals.fetches
-            ms = Double(cost.duration.components.attoseconds) / 1e15 + Double(cost.duration.components.seconds) * 1000
+            action = summary.action
+            sql = summary.counts.statements
+            faults = summary.counts.objectFaults
+            cacheHits = summary.counts.cacheHits
+            cacheMisses = summary.counts.cacheMisses
+            relationshipFaults = summary.counts.relationshipFaults
+            fetches = summary.counts.fetches
+            ms = Double(summary.duration.components.attoseconds) / 1e15 + Double(summary.duration.components.seconds) * 1000
+            warnings = summary.warnings.map(\.message)
+            // The log is newest first.
+            statements = log.filter { summary.entryNumbers.contains($0.number) }.reversed().map { entry in
+                Statement(pane: entry.pane, cause: entry.cause.description, rows: entry.rows, sql: entry.sql)
+            }
         }
     }
 
@@ -114,8 +142,10 @@ struct TraceReport: Encodable {
     /// The sums over every action (its `action` is "totals").
     let totals: Cost
 
-    init(screen: String, actions: [Cost]) {
+    /// - Parameter progress: per action, the progress lines it showed.
+    init(screen: String, summaries: [ActionSummary], progress: [[String]], log: [SQLLogEntry]) {
         self.screen = screen
+        let actions = zip(summaries, progress).map { Cost($0, log: log, progress: $1) }
         func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
         self.actions = actions
         totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),

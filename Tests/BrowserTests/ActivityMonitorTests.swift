@@ -316,8 +316,10 @@ import Testing
         #expect(monitor.totals.statements == first.counts.statements + second.counts.statements)
         #expect(monitor.totals.fetches == 2)
         #expect(monitor.totals.sqlTime == first.counts.sqlTime + second.counts.sqlTime)
+        #expect(monitor.timeline != ActivityTimeline())
         monitor.resetCounters()
         #expect(monitor.totals == ActivityCounts())
+        #expect(monitor.timeline == ActivityTimeline(), "the sparklines and their maximums start again")
         #expect(monitor.lastAction == second)
         #expect(monitor.sqlLog.count == 2)
     }

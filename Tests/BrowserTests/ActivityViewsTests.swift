@@ -206,7 +206,8 @@ import Testing
     }
 
     @Test func narrowLogsLeaveOutTheCauseThenTheRows() {
-        #expect(SQLLogView.lines(entries: entries, selected: nil, width: 30, height: 1)[0].text == " 94µs       1 row SELECT … FR…")
+        // One line shows: the rows column is as wide as its "1 row", not as the 12,345 rows out of view.
+        #expect(SQLLogView.lines(entries: entries, selected: nil, width: 30, height: 1)[0].text == " 94µs 1 row SELECT … FROM ZUS…")
         #expect(SQLLogView.lines(entries: entries, selected: nil, width: 20, height: 1)[0].text == " 94µs SELECT … FROM…")
     }
 

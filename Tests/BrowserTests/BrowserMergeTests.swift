@@ -34,8 +34,8 @@ import Testing
 
         // Only the changed chat's row read the graph again: the chat, refaulted for its new count (its new last
         // message and sender came with the list's refetch); every other row kept what it showed.
-        #expect(merge.totals.objectFaults == 1, "merge faults: \(merge.totals.objectFaults)")
-        #expect(merge.totals.relationshipFaults == 0)
+        #expect(merge.counts.objectFaults == 1, "merge faults: \(merge.counts.objectFaults)")
+        #expect(merge.counts.relationshipFaults == 0)
         #expect(selectedTitle(model) == selected)
         let title = try #require(model.coordinator.rowCache.snapshot(for: delivery.chat)).values
         let chatTitle = title.compactMap { if case .string(let text) = $0 { text } else { nil } }.first
@@ -57,7 +57,7 @@ import Testing
         let merge = model.apply(.merge)
         #expect(model.state.message?.hasPrefix("merged from another process: 1 new") == true, "\(model.state.message ?? "")")
         // The scan read the new message whole: nothing about it misses the row cache afterwards.
-        #expect(merge.totals.cacheMisses <= 1, "merge misses: \(merge.totals.cacheMisses)")
+        #expect(merge.counts.cacheMisses <= 1, "merge misses: \(merge.counts.cacheMisses)")
         #expect(model.coordinator.rowCache.snapshot(for: delivery.message) != nil)
         #expect(!model.hasPendingChanges())
     }

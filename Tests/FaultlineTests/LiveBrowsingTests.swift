@@ -32,11 +32,19 @@ struct LiveBrowsingTests {
         return try session.capture()
     }
 
-    @Test func liveModeReordersTheListAsMessagesArrive() throws {
+    @Test(arguments: [false, true])
+    func liveModeReordersTheListAsMessagesArrive(inPlace: Bool) throws {
         let path = try store()
-        let session = try TmuxSession(command: "\(FaultlineBinary.url.path) browse --live --live-rate 8 '\(path)'", width: 160, height: 40)
+        let folder = (path as NSString).deletingLastPathComponent
+        let filesBefore = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        let bytesBefore = try Data(contentsOf: URL(fileURLWithPath: path))
+        let temporary = FileManager.default.temporaryDirectory.path
+        let copiesBefore = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("faultline-live-") }
+        let session = try TmuxSession(command: "\(FaultlineBinary.url.path) browse --live \(inPlace ? "--live-in-place " : "")--live-rate 8 '\(path)'",
+                                      width: 160, height: 40)
         var screen = try session.waitFor("Chats (60)")
         #expect(screen.contains("· live"))
+        #expect(screen.contains(inPlace ? "live: writing into" : "live: writing into a copy of"), "says where it writes:\n\(screen)")
         let before = Self.titles(screen)
         try #require(before.count > 20, "a chat list:\n\(screen)")
 
@@ -49,7 +57,7 @@ struct LiveBrowsingTests {
         #expect(Set(after.prefix(10)) != Set(before.prefix(10)) || after.prefix(10) != before.prefix(10))
         // Today's time replaces a date on the rows that just received a message.
         let rows = BrowserEndToEndTests.lines(screen)[1..<10].map(BrowserEndToEndTests.chatColumn)
-        #expect(rows.contains { $0.range(of: #" \d\d:\d\d$"#, options: .regularExpression) != nil }, "rows:\n\(rows.joined(separator: "\n"))")
+        #expect(rows.contains { $0.range(of: #" \d\d:\d\d ?$"#, options: .regularExpression) != nil }, "rows:\n\(rows.joined(separator: "\n"))")
 
         // The open chat's message count grows as its messages arrive (the first chat is the busiest).
         try session.send(keys: "g", "Enter")
@@ -68,6 +76,15 @@ struct LiveBrowsingTests {
         #expect(try session.waitForExit(timeout: .seconds(10)) == 0)
         let check = try FaultlineBinary.run(["check", path])
         #expect(check.status == 0, "check after --live: \(check.stdout)\(check.stderr)")
+        let copiesAfter = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("faultline-live-") }
+        #expect(Set(copiesAfter).isSubset(of: copiesBefore), "the copy is removed on quit: \(copiesAfter)")
+        if inPlace {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) != bytesBefore, "--live-in-place wrote into the store")
+        } else {
+            // The messages went into a copy: the store and its folder are as they were.
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytesBefore)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == filesBefore)
+        }
     }
 
     /// "· 2,029 messages" in the open chat's title.

@@ -32,6 +32,14 @@ import Testing
         #expect(palette.look(of: .status).background >= 0)
     }
 
+    /// A fixed white (or black) title would vanish on a terminal of that background: titles use its own foreground.
+    @Test(arguments: [ColorMode.monochrome, .eight, .palette256])
+    func titlesKeepTheTerminalsForegroundInBold(mode: ColorMode) {
+        let look = RolePalette(mode: mode).look(of: .title)
+        #expect(look.foreground == -1 && look.background == -1)
+        #expect(look.attributes & bold == bold)
+    }
+
     @Test func eightColoursStayWithinTheBasicColours() {
         let palette = RolePalette(mode: .eight)
         for role in Role.allCases {

@@ -16,12 +16,19 @@ public struct ActionSummary: Equatable, Sendable {
     /// Whether its last save committed; nil when it saved nothing.
     public let saveSucceeded: Bool?
     public let warnings: [ActivityWarning]
+    /// Its wall time, from the key to the screen's rows being read (zero when the caller did not measure it).
+    public let duration: Duration
+    /// The numbers its statements have in the SQL log (`SQLLogEntry.number`), which keeps the newest few hundred.
+    public let entryNumbers: Range<Int>
 
-    public init(action: String, rootEntity: String?, counts: ActivityCounts, saveSucceeded: Bool?, warnings: [ActivityWarning]) {
+    public init(action: String, rootEntity: String?, counts: ActivityCounts, saveSucceeded: Bool?, warnings: [ActivityWarning],
+                duration: Duration = .zero, entryNumbers: Range<Int> = 0..<0) {
         self.action = action
         self.rootEntity = rootEntity
         self.counts = counts
         self.saveSucceeded = saveSucceeded
         self.warnings = warnings
+        self.duration = duration
+        self.entryNumbers = entryNumbers
     }
 }

@@ -15,8 +15,28 @@ extension ActivityWarning {
     /// `rootEntity` is the entity the action listed; key paths to prefetch start there. Without it, a warning names
     /// the faulted entity only.
     public static func detect(in records: [GraphEventRecord], rootEntity: String?, model: ObjectModel) -> [ActivityWarning] {
+        detect(in: records, scope: ActivityScope(rootEntity: rootEntity), model: model)
+    }
+
+    /// The warnings for records that one scope caused: named for its pane, with advice that names the key that
+    /// helps when the scope says which settings apply.
+    public static func detect(in records: [GraphEventRecord], scope: ActivityScope, model: ObjectModel) -> [ActivityWarning] {
         let evidence = ActionEvidence(records)
-        return nPlusOneWarnings(evidence, rootEntity: rootEntity, model: model) + countWarnings(evidence, model: model)
+        return nPlusOneWarnings(evidence, scope: scope, model: model) + countWarnings(evidence, scope: scope, model: model)
+    }
+
+    /// "N+1" or "N+1 in messages": what a warning's first words say.
+    private static func label(_ text: String, _ scope: ActivityScope) -> String {
+        scope.pane.map { "\(text) in \($0)" } ?? text
+    }
+
+    /// What to do about faults one by one that prefetching `keyPath` would have read at once.
+    private static func prefetchAdvice(_ keyPath: String, _ scope: ActivityScope) -> String {
+        guard let levers = scope.levers else { return "prefetch \(keyPath)" }
+        guard levers.prefetches(keyPath) else { return "prefetch \(keyPath) (not one of this pane's prefetches)" }
+        if !levers.prefetchIsOn { return "press \(levers.prefetchKey) to prefetch \(keyPath)" }
+        // The pane's fetch prefetches it: these objects came some other way than that fetch.
+        return "\(keyPath) is prefetched (\(levers.prefetchLabel)), but these objects were not read by the pane's fetch"
     }
 
     /// How many prefetched objects left unread make an unused prefetch (when they are also more than half).
@@ -31,13 +51,36 @@ extension ActivityWarning {
     /// // [unused prefetch of lastMessage: 63 of 100 Message unread — smaller batches?]
     /// ```
     public static func unusedPrefetches(_ uses: [PrefetchUse]) -> [ActivityWarning] {
-        uses.filter { $0.untouched >= unusedPrefetchThreshold && $0.untouched * 2 > $0.prefetched }.map { use in
-            ActivityWarning(kind: .unusedPrefetch, message: "unused prefetch of \(use.keyPath): \(ActivityFormat.count(use.untouched)) of "
-                + "\(ActivityFormat.count(use.prefetched)) \(use.entity) unread — smaller batches?")
+        unusedPrefetches(uses, scopes: [])
+    }
+
+    /// The same, each warning named for the scope whose fetch prefetches its key path, with advice from its levers.
+    /// With the browser's levers, a prefetch must also leave more objects unread than the smallest batch `b`
+    /// offers: what one batch reads beyond a short screen is the price of batching, which no setting lowers.
+    public static func unusedPrefetches(_ uses: [PrefetchUse], scopes: [ActivityScope]) -> [ActivityWarning] {
+        uses.compactMap { use -> ActivityWarning? in
+            guard use.untouched >= unusedPrefetchThreshold, use.untouched * 2 > use.prefetched else { return nil }
+            let scope = scopes.first { $0.levers?.prefetches(use.keyPath) == true } ?? ActivityScope()
+            if let levers = scope.levers, use.untouched <= levers.smallestBatchSize { return nil }
+            let advice: String
+            if let levers = scope.levers {
+                if levers.batchSize == 0 {
+                    advice = "press \(levers.batchKey) to batch the fetch"
+                } else if levers.batchSize > levers.smallestBatchSize {
+                    advice = "press \(levers.batchKey) for smaller batches (now \(ActivityFormat.count(levers.batchSize)))"
+                } else {
+                    advice = "press \(levers.prefetchKey) to stop prefetching"
+                }
+            } else {
+                advice = "smaller batches?"
+            }
+            return ActivityWarning(kind: .unusedPrefetch, message: "unused prefetch of \(use.keyPath)" + (scope.pane.map { " in \($0)" } ?? "") + ": "
+                + "\(ActivityFormat.count(use.untouched)) of \(ActivityFormat.count(use.prefetched)) \(use.entity) unread — \(advice)",
+                pane: scope.pane)
         }
     }
 
-    private static func nPlusOneWarnings(_ evidence: ActionEvidence, rootEntity: String?, model: ObjectModel) -> [ActivityWarning] {
+    private static func nPlusOneWarnings(_ evidence: ActionEvidence, scope: ActivityScope, model: ObjectModel) -> [ActivityWarning] {
         var order: [String] = []
         var runs: [String: [StatementEvent]] = [:]
         for statement in evidence.statements {
@@ -54,11 +97,11 @@ extension ActivityWarning {
             // One SQL text is one kind of fault: the first statement tells which.
             switch run[0].cause {
             case .relationshipFault(let entity, let key):
-                return relationshipNPlusOne(count: run.count, entity: entity, key: key, rootEntity: rootEntity, evidence: evidence, model: model)
+                return relationshipNPlusOne(count: run.count, entity: entity, key: key, scope: scope, evidence: evidence, model: model)
             case .objectFault(let entity, _):
                 // Faults that read several rows at once are batched already: what the warning would ask for.
                 guard run.allSatisfy({ $0.rows <= 1 }) else { return nil }
-                return objectNPlusOne(run, entity: entity, rootEntity: rootEntity, evidence: evidence, model: model)
+                return objectNPlusOne(run, entity: entity, scope: scope, evidence: evidence, model: model)
             case .fetch, .prefetch, .save, .other:
                 return nil
             }
@@ -67,33 +110,37 @@ extension ActivityWarning {
 
     /// The warning for a run of object faults, the first of which faulted an `entity`.
     private static func objectNPlusOne(
-        _ run: [StatementEvent], entity first: String, rootEntity: String?, evidence: ActionEvidence, model: ObjectModel
+        _ run: [StatementEvent], entity first: String, scope: ActivityScope, evidence: ActionEvidence, model: ObjectModel
     ) -> ActivityWarning {
         let entities = Set(run.compactMap { statement -> String? in
             if case .objectFault(let entity, _) = statement.cause { entity } else { nil }
         })
         // Sub-entities of one table share its fault statement: name their common root then.
         let entity = entities.count == 1 ? first : (model.entity(named: first).map { model.root(of: $0).name } ?? first)
-        let advice = rootEntity
+        let advice = scope.rootEntity
             .flatMap { bestRoute(from: $0, to: entity, maxDepth: 2, evidence: evidence, model: model) }
-            .map { "prefetch \($0.keyPath)" }
+            .map { prefetchAdvice($0.keyPath, scope) }
             ?? "prefetch the relationship that leads to \(entity)"
-        return ActivityWarning(kind: .nPlusOne, message: "N+1: \(ActivityFormat.count(run.count)) faults of \(entity) one by one — \(advice)")
+        return ActivityWarning(kind: .nPlusOne,
+                               message: label("N+1", scope) + ": \(ActivityFormat.count(run.count)) faults of \(entity) one by one — \(advice)",
+                               pane: scope.pane)
     }
 
     private static func relationshipNPlusOne(
-        count: Int, entity: String, key: String, rootEntity: String?, evidence: ActionEvidence, model: ObjectModel
+        count: Int, entity: String, key: String, scope: ActivityScope, evidence: ActionEvidence, model: ObjectModel
     ) -> ActivityWarning {
         var keyPath = key
-        if let rootEntity, model.entity(named: rootEntity)?.includes(entity) != true,
+        if let rootEntity = scope.rootEntity, model.entity(named: rootEntity)?.includes(entity) != true,
            let route = bestRoute(from: rootEntity, to: entity, maxDepth: 1, evidence: evidence, model: model) {
             keyPath = route.keyPath + "." + key
         }
         let name = "\(declaringEntity(of: key, on: entity, model: model)).\(key)"
-        return ActivityWarning(kind: .nPlusOne, message: "N+1: \(ActivityFormat.count(count)) faults of \(name) one by one — prefetch \(keyPath)")
+        return ActivityWarning(kind: .nPlusOne,
+                               message: label("N+1", scope) + ": \(ActivityFormat.count(count)) faults of \(name) one by one — \(prefetchAdvice(keyPath, scope))",
+                               pane: scope.pane)
     }
 
-    private static func countWarnings(_ evidence: ActionEvidence, model: ObjectModel) -> [ActivityWarning] {
+    private static func countWarnings(_ evidence: ActionEvidence, scope: ActivityScope, model: ObjectModel) -> [ActivityWarning] {
         var order: [String] = []
         var faults: [String: (count: Int, derived: String)] = [:]
         for fault in evidence.relationshipFaults {
@@ -109,9 +156,14 @@ extension ActivityWarning {
             // Every name in `order` was counted in `faults` just above.
             guard let entry = faults[name] else { return nil }
             let (count, derived) = entry
+            let advice = scope.levers.map { levers in
+                levers.derivedCounts ? "\(derived) is derived, but this count did not read it" : "press \(levers.countsKey) to read \(derived) (derived count)"
+            } ?? "use \(derived) (derived count)"
             return ActivityWarning(
                 kind: .countFiredRelationship,
-                message: "count of \(name) fired the relationship (\(ActivityFormat.count(count, "fault"))) — use \(derived) (derived count)")
+                message: "count of \(name)" + (scope.pane.map { " in \($0)" } ?? "")
+                    + " fired the relationship (\(ActivityFormat.count(count, "fault"))) — \(advice)",
+                pane: scope.pane)
         }
     }
 

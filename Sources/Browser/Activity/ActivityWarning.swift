@@ -17,9 +17,12 @@ public struct ActivityWarning: Equatable, Sendable {
 
     public let kind: Kind
     public let message: String
+    /// The pane whose reads caused it, when the browser said which (`messages`).
+    public let pane: String?
 
-    public init(kind: Kind, message: String) {
+    public init(kind: Kind, message: String, pane: String? = nil) {
         self.kind = kind
         self.message = message
+        self.pane = pane
     }
 }

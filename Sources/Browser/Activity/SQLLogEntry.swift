@@ -14,6 +14,8 @@ public struct SQLLogEntry: Equatable, Sendable {
     public let statement: StatementEvent
     /// The action it ran for; nil when it ran between actions (background work, say).
     public let action: String?
+    /// The pane whose reads ran it (`messages`); nil for work that is no pane's (a save) or outside actions.
+    public let pane: String?
 
     public var sql: String { statement.sql }
     public var arguments: [AttributeValue] { statement.arguments }
@@ -25,17 +27,18 @@ public struct SQLLogEntry: Equatable, Sendable {
     public var queryPlan: [String]? { statement.queryPlan }
 
     /// The entry for `statement`, run as entry `number` for `action`.
-    public init(number: Int, statement: StatementEvent, action: String?) {
+    public init(number: Int, statement: StatementEvent, action: String?, pane: String? = nil) {
         self.number = number
         self.statement = statement
         self.action = action
+        self.pane = pane
     }
 
     public init(
         number: Int, sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause,
-        queryPlan: [String]?, action: String?
+        queryPlan: [String]?, action: String?, pane: String? = nil
     ) {
         self.init(number: number, statement: StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration,
-                                                             cause: cause, queryPlan: queryPlan), action: action)
+                                                             cause: cause, queryPlan: queryPlan), action: action, pane: pane)
     }
 }

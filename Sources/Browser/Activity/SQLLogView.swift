@@ -44,10 +44,9 @@ public enum SQLLogView {
         return lines + Array(repeating: ActivityLine.blank(width: width), count: height - lines.count)
     }
 
-    /// Widths of the duration, rows and cause columns (0 when left out). The duration column has a fixed width and
-    /// the rows column the width of the largest count in the log, so neither moves with timings; the cause column is
-    /// as wide as the longest cause in view (at most a quarter of the line). Each costs a pass over numbers or over
-    /// the lines in view, not a formatted string per entry of the log.
+    /// Widths of the duration, rows and cause columns (0 when left out). The duration column has a fixed width, so
+    /// it does not move with timings; the rows and cause columns are as wide as their widest value in view (the
+    /// cause at most a quarter of the line), so a large count or a long cause scrolled out of view leaves no gap.
     private struct Columns {
         /// Every duration `ActivityFormat` writes under 10 s (`999µs`, `9.9ms`, `999ms`, `9.99s`) fits in 5.
         static let durationWidth = 5
@@ -58,10 +57,10 @@ public enum SQLLogView {
         init(_ entries: [SQLLogEntry], visible: ArraySlice<SQLLogEntry>, width: Int) {
             duration = Self.durationWidth
             // The widest "n rows" belongs to the largest n, except that "0 rows" is wider than "1 row".
-            let most = entries.lazy.map(\.rows).max() ?? 0
-            let widest = most == 1 && entries.contains { $0.rows == 0 } ? 0 : most
+            let most = visible.lazy.map(\.rows).max() ?? 0
+            let widest = most == 1 && visible.contains { $0.rows == 0 } ? 0 : most
             rows = width < 24 ? 0 : DisplayWidth.of(SQLLogView.rowsText(widest))
-            cause = width < 40 ? 0 : min(width / 4, visible.map { DisplayWidth.of(SQLLogView.causeText($0.cause)) }.max() ?? 0)
+            cause = width < 40 ? 0 : min(width / 4, visible.map { DisplayWidth.of(SQLLogView.causeText($0)) }.max() ?? 0)
         }
     }
 
@@ -74,7 +73,7 @@ public enum SQLLogView {
             spans.append(Span(" " + DisplayWidth.fitRight(rowsText(entry.rows), width: columns.rows), style(.muted)))
         }
         if columns.cause > 0 {
-            spans.append(Span(" " + DisplayWidth.fit(causeText(entry.cause), width: columns.cause), style(.accent)))
+            spans.append(Span(" " + DisplayWidth.fit(causeText(entry), width: columns.cause), style(.accent)))
         }
         let used = max(columns.duration, duration.count) + (columns.rows > 0 ? columns.rows + 1 : 0) + (columns.cause > 0 ? columns.cause + 1 : 0)
         spans.append(Span(" " + shortened(ActivityFormat.oneLine(entry.sql), width: width - used - 1), style(.plain)))
@@ -93,5 +92,8 @@ public enum SQLLogView {
 
     private static func rowsText(_ rows: Int) -> String { ActivityFormat.count(rows, "row") }
 
-    private static func causeText(_ cause: StatementCause) -> String { ActivityFormat.oneLine(cause.description) }
+    /// The statement's cause, after the pane that ran it when one did: `messages: fault of User.name`.
+    static func causeText(_ entry: SQLLogEntry) -> String {
+        ActivityFormat.oneLine((entry.pane.map { "\($0): " } ?? "") + entry.cause.description)
+    }
 }

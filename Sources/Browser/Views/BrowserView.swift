@@ -15,19 +15,21 @@ public enum BrowserView {
         guard !Layout.isTooSmall(width: width, height: height) else {
             return tooSmall(width: width, height: height)
         }
-        let layout = Layout(width: width, height: height)
+        let layout = Layout(state)
         let chats = ChatListView.lines(state, width: layout.chats.width, height: layout.chats.height, now: now)
         let main = MessagesView.lines(state, width: layout.main.width, height: layout.main.height)
         let panel = activity.panelLines(width: layout.activity.width, height: layout.activity.height)
         let log = activity.logLines(width: layout.sqlLog.width, height: layout.sqlLog.height, selected: state.sqlSelected,
                                     explained: state.explained, focused: state.focus == .sqlLog)
+        // Until a chat is open the list has the messages pane's room, and that pane is not drawn.
+        let left = layout.main.width > 0 ? [chats, main] : [chats]
         var body: [StyledLine]
-        if layout.activity.column > layout.main.column {
+        if layout.activity.row == 0 {
             // Three columns: the panel over the SQL log on the right.
             let right = panel + log
-            body = PaneView.columns([chats, main, right], height: layout.chats.height)
+            body = PaneView.columns(left + [right], height: layout.chats.height)
         } else {
-            let top = PaneView.columns([chats, main], height: layout.chats.height)
+            let top = PaneView.columns(left, height: layout.chats.height)
             let band = PaneView.columns([panel, log], height: layout.activity.height)
             body = top + band
         }
@@ -39,6 +41,11 @@ public enum BrowserView {
     }
 
     static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {
+        if case .search(let text) = state.overlay {
+            let count = state.chatList.search == text ? " · " + BrowserModel.matching(state.chatList.count) : ""
+            return PaneView.fitted([Span(" / ", Style(.accent, bold: true)), Span(ControlCharacters.replaced(in: text, by: " ") + "▏", Style(.status)),
+                                    Span(count, Style(.status))], width: width, fill: Style(.status))
+        }
         let settings = state.settings
         // A long file name must not push the settings and the unsaved count off the line.
         let name = DisplayWidth.truncate(state.storeName, width: max(12, width / 4))
@@ -57,24 +64,29 @@ public enum BrowserView {
 
     static func hintBar(_ state: BrowserState, width: Int) -> StyledLine {
         let hints: [String]
-        switch state.overlay {
-        case .deletePreview: hints = ["y/Enter delete", "n/Esc cancel"]
-        case .confirmQuit: hints = ["y discard and quit", "n stay"]
-        case .search: hints = ["type a title", "Enter search", "Esc cancel"]
-        case .help: hints = ["↑↓ scroll", "other keys close"]
-        case .none: hints = KeyTable.hints(for: state.focus)
+        var kept: [String] = []
+        if let keys = KeyTable.keys(for: KeyMode(state)) {
+            hints = keys.typesText ? ["type a title or a member's name"] + keys.hints : keys.hints
+        } else {
+            hints = KeyTable.hints(for: state.focus, readOnly: state.settings.readOnly || state.storeIsReadOnly)
+            kept = KeyTable.keptHints
         }
-        // Whole hints only: one that does not fit is left out rather than cut to a bare key.
+        // Whole hints only, in the table's order, which is their priority: one that does not fit is left out rather
+        // than cut to a bare key. The kept ones (help and quit) are counted in first, so they never fall off.
+        let columns = { (hint: String) in DisplayWidth.of(hint) + 2 }
+        var used = kept.reduce(0) { $0 + columns($1) }
+        var shown: Set<String> = Set(kept)
+        for hint in hints where !kept.contains(hint) {
+            guard used + columns(hint) <= width else { break }
+            shown.insert(hint)
+            used += columns(hint)
+        }
         var spans: [Span] = []
-        var used = 0
-        for hint in hints {
+        for hint in hints where shown.contains(hint) {
             let parts = hint.split(separator: " ", maxSplits: 1).map(String.init)
-            let columns = DisplayWidth.of(hint) + 2
-            guard used + columns <= width else { break }
-            spans.append(Span(" " + parts[0], Style(.accent, bold: true)))
+            spans.append(Span(" " + (parts.first ?? ""), Style(.accent, bold: true)))
             if parts.count > 1 { spans.append(Span(" " + parts[1], Style(.muted))) }
             spans.append(Span(" "))
-            used += columns
         }
         return PaneView.fitted(spans, width: width)
     }

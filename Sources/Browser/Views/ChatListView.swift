@@ -1,40 +1,84 @@
 import Foundation
 import Terminal
 
-/// The chat list as a messenger shows it: pin, title, member count, time; under it the last message and its sender.
-/// One row per chat: `📌 Ski trip (12)          14:05`, then `  Ana: see you at the lift…` in the next column space.
+/// The chat list as a messenger draws it, two lines per chat:
+///
+/// ```
+///  Ski trip 👥12 📌                        14:05
+///    Ana: see you at the lift at nine
+/// ```
+///
+/// The first line holds the title (bold), the marks (`👥12` members of a group, `📌` pinned, `🔕` muted) and the
+/// last message's time, right-aligned; the second the last message, by its kind, after its sender: "You:" for the
+/// store's own user, the sender's name in a group, nothing for the other person of a direct chat (the title is
+/// already their name).
 enum ChatListView {
+    /// Screen lines each chat takes.
+    static let linesPerChat = 2
+
     static func lines(_ state: BrowserState, width: Int, height: Int, now: Date) -> [StyledLine] {
         let list = state.chatList
         let search = list.search.isEmpty ? "" : " matching '\(list.search)'"
-        var lines = [PaneView.title("Chats (\(list.count))\(search)", width: width, focused: state.focus == .chats)]
+        let position = list.count == 0 ? nil : PaneView.position(list.selected + 1, of: list.count)
+        var lines = [PaneView.title("Chats (\(list.count))\(search)", width: width,
+                                    focused: state.focus == .chats, position: position)]
         if list.count == 0 {
             lines.append(PaneView.line(list.search.isEmpty ? " no chats" : " no chat title contains '\(list.search)'", width: width, Style(.muted)))
         }
         for (offset, row) in list.rows.enumerated() {
             let selected = list.top + offset == list.selected
-            lines.append(line(row, width: width, selected: selected, focused: state.focus == .chats, now: now))
+            lines += self.lines(row, width: width, selected: selected, focused: state.focus == .chats, now: now)
         }
         return PaneView.block(lines, width: width, height: height)
     }
 
-    static func line(_ row: ChatRow, width: Int, selected: Bool, focused: Bool, now: Date) -> StyledLine {
-        let time = TimeText.short(row.time, now: now)
-        let marks = (row.isPinned ? "📌" : "") + (row.isMuted ? "🔕" : "")
-        let count = row.isGroup ? " (\(row.membersCount))" : ""
-        let right = " " + time
-        let titleWidth = max(1, min(width / 2, width - DisplayWidth.of(right) - 2))
-        let head = DisplayWidth.truncate(row.title, width: max(1, titleWidth - DisplayWidth.of(count) - DisplayWidth.of(marks) - 1))
-        let preview = (row.sender.map { "\($0): " } ?? "") + row.preview
-        let left = " \(head)\(count)\(marks.isEmpty ? "" : " " + marks) "
-        let previewWidth = max(0, width - DisplayWidth.of(left) - DisplayWidth.of(right))
-        let style = selected ? Style(focused ? .selection : .accent) : Style.plain
-        return StyledLine([
-            Span(left, selected ? style : Style(.title, bold: true)),
-            Span(DisplayWidth.fit(preview, width: previewWidth), selected ? style : Style(.muted)),
-            Span(right, selected ? style : Style(.muted)),
-        ])
+    /// A chat's two lines, each exactly `width` columns.
+    static func lines(_ row: ChatRow, width: Int, selected: Bool, focused: Bool, now: Date) -> [StyledLine] {
+        let highlight: Style? = selected ? Style(focused ? .selection : .accent) : nil
+        let time = " " + TimeText.short(row.time, now: now) + " "
+        var marks = markText(row)
+        // The title keeps at least a few columns: marks go before the title is cut to nothing.
+        if width - DisplayWidth.of(time) - DisplayWidth.of(marks) - 1 < minimumTitleWidth { marks = "" }
+        let titleWidth = max(0, width - DisplayWidth.of(time) - DisplayWidth.of(marks) - 1)
+        let title = DisplayWidth.truncate(row.title, width: titleWidth)
+        let gap = String(repeating: " ", count: max(0, titleWidth - DisplayWidth.of(title)))
+        let first = PaneView.fitted([
+            Span(" " + title, highlight ?? Style(.title, bold: true)),
+            Span(marks, highlight ?? Style(.muted)),
+            Span(gap + time, highlight ?? Style(.muted)),
+        ], width: width, fill: highlight ?? .plain)
+
+        var spans = [Span("   ", highlight ?? .plain)]
+        if !row.hasMessages {
+            spans.append(Span("no messages", highlight ?? Style(.muted)))
+        } else {
+            // A long name takes at most a third of the line: the message is what the line is for.
+            if let who = senderLabel(row) {
+                spans.append(Span(DisplayWidth.truncate(who, width: max(4, width / 3)) + ": ", highlight ?? .plain))
+            }
+            spans.append(Span(row.preview, highlight ?? Style(.muted)))
+        }
+        let second = PaneView.fitted(spans, width: width, fill: highlight ?? .plain)
+        return [first, second]
     }
+
+    /// The marks after a title: ` 👥12 📌 🔕` (members of a group, pinned, muted); "" for none.
+    static func markText(_ row: ChatRow) -> String {
+        var marks: [String] = []
+        if row.isGroup { marks.append("👥\(ActivityFormat.count(row.membersCount))") }
+        if row.isPinned { marks.append("📌") }
+        if row.isMuted { marks.append("🔕") }
+        return marks.isEmpty ? "" : " " + marks.joined(separator: " ")
+    }
+
+    /// Who sent the last message, as its line names them: "You", the sender of a group message, or nil for the
+    /// other person of a direct chat and for a deleted sender.
+    static func senderLabel(_ row: ChatRow) -> String? {
+        if row.sentByOwner { return "You" }
+        return row.isGroup ? row.sender : nil
+    }
+
+    private static let minimumTitleWidth = 6
 }
 
 /// Times as the browser shows them, always in UTC (the fixture's times are): the chat list's short form (the time

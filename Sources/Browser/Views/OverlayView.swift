@@ -16,7 +16,11 @@ enum OverlayView {
             let top = max(0, min(state.helpTop, rows.count - shown))
             var lines = [StyledLine([Span("Keys", Style(.title, bold: true))])]
             for row in rows[top..<min(rows.count, top + shown)] {
-                lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
+                if row.help.isEmpty {
+                    lines.append(StyledLine(row.keys, Style(.title, bold: true)))
+                } else {
+                    lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
+                }
             }
             lines.append(StyledLine(""))
             if shown < rows.count {
@@ -27,13 +31,16 @@ enum OverlayView {
             }
             return (lines, width)
         case .deletePreview(let preview):
-            var lines = [StyledLine("Delete \(preview.target)?", Style(.danger, bold: true)), StyledLine("")]
+            // The target names the chat in full (kind, members, last message, key): wrapped, never cut.
+            let width = min(state.width - 4, 64)
+            var lines = DisplayWidth.wrap("Delete \(preview.target)?", width: max(10, width - 4))
+                .map { StyledLine($0, Style(.danger, bold: true)) } + [StyledLine("")]
             if !preview.denied.isEmpty {
                 lines.append(StyledLine("Refused by Deny rules:", Style(.danger, bold: true)))
                 lines += preview.denied.map { StyledLine("  \($0)", Style(.danger)) }
                 lines.append(StyledLine(""))
                 lines.append(StyledLine("Nothing will change. Esc closes.", Style(.muted)))
-                return (lines, min(state.width - 4, 64))
+                return (lines, width)
             }
             lines.append(StyledLine("goes (Cascade)", Style(.title, bold: true)))
             lines += preview.deleted.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.danger))]) }
@@ -43,14 +50,18 @@ enum OverlayView {
             }
             lines.append(StyledLine(""))
             lines.append(StyledLine([Span("y", Style(.accent, bold: true)), Span("/Enter delete · "), Span("n", Style(.accent, bold: true)), Span("/Esc cancel")]))
-            return (lines, min(state.width - 4, 64))
+            return (lines, width)
         case .confirmQuit:
             return ([StyledLine("Unsaved changes", Style(.warning, bold: true)), StyledLine(state.pending ?? ""),
-                     StyledLine([Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
+                     StyledLine([Span("w", Style(.accent, bold: true)), Span(" save and quit · "),
+                                 Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
                     min(state.width - 4, 50))
-        case .search(let text):
-            return ([StyledLine([Span("Search chats: ", Style(.title, bold: true)), Span(text + "▏", Style(.accent))]),
-                     StyledLine("Enter searches · Esc cancels", Style(.muted))], min(state.width - 4, 50))
+        case .sqlDetail(let detail):
+            let width = min(state.width - 4, 104)
+            return (SQLDetailView.box(detail, width: width - 4, height: max(3, state.height - 4)), width)
+        case .search:
+            // The field is in the status line, so the list it filters stays in view.
+            return nil
         }
     }
 

@@ -2,12 +2,25 @@ import Terminal
 
 /// Pieces every pane uses: its title row, rows cut and padded to the pane's width, and side-by-side composition.
 enum PaneView {
-    /// The title row: `─ Chats (300) ─────`, in the accent colour when the pane has the focus.
-    static func title(_ text: String, width: Int, focused: Bool) -> StyledLine {
-        let label = DisplayWidth.truncate(" \(text) ", width: max(0, width - 1))
-        let rule = String(repeating: "─", count: max(0, width - 1 - DisplayWidth.of(label)))
-        return StyledLine([Span("─", Style(focused ? .accent : .muted)), Span(label, Style(focused ? .accent : .title, bold: true)),
-                           Span(rule, Style(focused ? .accent : .muted))])
+    /// The title row: `─ Chats (300) ──────── 12/300 ─`, in the accent colour when the pane has the focus. The
+    /// position, when given, sits at the right end of the rule and is kept whole; the title is cut first.
+    static func title(_ text: String, width: Int, focused: Bool, position: String? = nil) -> StyledLine {
+        let ruleStyle = Style(focused ? .accent : .muted)
+        var tail = position.map { " \($0) ─" } ?? ""
+        // The position is dropped only when it would leave the title no room at all.
+        if DisplayWidth.of(tail) + 6 > width { tail = "" }
+        // At least one column of rule between the title and the position, so the two do not run together.
+        let room = max(0, width - 1 - DisplayWidth.of(tail) - (tail.isEmpty ? 0 : 1))
+        let label = room < 3 ? DisplayWidth.truncate(" \(text)", width: room) : " \(DisplayWidth.truncate(text, width: room - 2)) "
+        let rule = String(repeating: "─", count: max(0, width - 1 - DisplayWidth.of(label) - DisplayWidth.of(tail)))
+        var spans = [Span("─", ruleStyle), Span(label, Style(focused ? .accent : .title, bold: true)), Span(rule, ruleStyle)]
+        if !tail.isEmpty { spans.append(Span(tail, ruleStyle)) }
+        return fitted(spans, width: width)
+    }
+
+    /// Where the selection is in a list, for a pane's title: `12/300` (1-based, numbers grouped).
+    static func position(_ index: Int, of count: Int) -> String {
+        "\(ActivityFormat.count(index))/\(ActivityFormat.count(count))"
     }
 
     /// `text` fitted to exactly `width` columns in one style.
@@ -19,7 +32,7 @@ enum PaneView {
     static func fitted(_ spans: [Span], width: Int, fill: Style = .plain) -> StyledLine {
         var result: [Span] = []
         var used = 0
-        for span in spans where used < width {
+        for span in spans where used < width && !span.text.isEmpty {
             let piece = DisplayWidth.truncate(span.text, width: width - used)
             guard !piece.isEmpty else { break }
             result.append(Span(piece, span.style))

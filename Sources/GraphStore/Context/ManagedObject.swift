@@ -77,6 +77,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The Core Data URI of the object: `x-coredata://<store UUID>/<Entity>/p<pk>`.
     public final var uriRepresentation: String { context?.coordinator.uri(for: objectID) ?? objectID.description }
 
+    /// Called by `ObjectContext.delete(_:)` just before the object is marked deleted, as Core Data's
+    /// `prepareForDeletion()` is: a subclass overrides it to keep values other objects copy from it current, for
+    /// example a chat's last message. Changes made here belong to the same undo step as the delete. Objects a
+    /// Cascade rule takes along are not passed through it: they go with the object that owns them (most of them
+    /// never loaded; the save deletes them set-based). Does nothing by default.
+    ///
+    /// ```swift
+    /// override func prepareForDeletion() {
+    ///     if let chat = lastMessageOf { chat.lastMessage = previousMessage }
+    /// }
+    /// ```
+    open func prepareForDeletion() {}
+
     /// The entity a subclass stands for (typed API): its Swift type name unless overridden.
     open class var entityName: String { String(describing: self) }
 
@@ -231,6 +244,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Values changed since the last save, by key (to-ones as `ObjectID?`, to-manys as the changed member IDs).
+    /// The names of the attributes, to-ones and to-manys changed since the last save (not an inserted object's).
+    var changedKeyNames: Set<String> {
+        var names = Set<String>()
+        for (index, _) in attributeChanges.entries { names.insert(mapping.attributes[index].name) }
+        for (index, _) in toOneChanges.entries { names.insert(mapping.toOnes[index].name) }
+        for (index, state) in toManyStates where state.hasChanges { names.insert(mapping.toManys[index].name) }
+        return names
+    }
+
     public final func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         if isInsertedFlag {

@@ -58,7 +58,7 @@ extension ObjectContext {
         var seen = Set(queue.map(ObjectIdentifier.init))
         func enqueue(_ object: ManagedObject) {
             guard seen.insert(ObjectIdentifier(object)).inserted else { return }
-            if !object.isDeletedFlag { delete(object) }
+            if !object.isDeletedFlag { markDeleted(object) }
             queue.append(object)
         }
         while let object = queue.popLast() {

@@ -6,11 +6,30 @@ extension ObjectContext {
     /// prefetched relationships are loaded, and unsaved changes are applied unless `includesPendingChanges` is off.
     /// With `fetchBatchSize` > 0 the result loads its batches as they are touched.
     public func fetch(_ request: FetchRequest) throws(ContextError) -> FetchedObjects {
+        try fetch(request, firstReading: 0)
+    }
+
+    /// Like `fetch(_:)`, for a caller that reads index `firstIndex` first (a screen that stays where it was after
+    /// fetching again): a windowed batched result reads the batch holding it in its first statement, instead of
+    /// the first batch. Other results are as `fetch(_:)` makes them.
+    public func fetch(_ request: FetchRequest, firstReading firstIndex: Int) throws(ContextError) -> FetchedObjects {
         var plan = try FetchPlan(request, coordinator: coordinator)
-        let pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
+        var pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
+        if request.fetchBatchSize > 0, let unsaved = pending {
+            let moved = unsaved.moved(by: request)
+            if moved.isEmpty {
+                // Only deletions change the result: the store leaves the deleted rows out, and the result stays batched.
+                plan.excludePrimaryKeys(unsaved.deleted.map(\.primaryKey).sorted())
+                pending = nil
+            } else if moved.count <= Self.placedObjectsLimit, !request.sortDescriptors.isEmpty, request.fetchLimit == 0, request.fetchOffset == 0 {
+                // A few objects whose place may have changed: the store leaves them out too, and each goes where
+                // a count of the rows before it says; the result stays batched.
+                return try fetchPlacing(moved, plan: plan, deleted: unsaved.deleted)
+            }
+        }
         if request.fetchBatchSize > 0, pending == nil {
             if request.batchingMode == .windowed { plan.breakTiesByPrimaryKey() }
-            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan))
+            return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan, startingAt: firstIndex))
         }
         let start = ContinuousClock.now
         // Pending changes can move objects across the window, so the window is then applied after merging.
@@ -334,6 +353,15 @@ extension ObjectContext {
         var inserted: [ManagedObject]
         var changed: [ManagedObject]
         var deleted: Set<ObjectID>
+
+        /// The objects whose place in the result may differ from their stored row's: the inserted ones, and the
+        /// changed ones whose changes touch a key the predicate or the sort reads. With none, the store's rows less
+        /// the deleted ones are the result in its order.
+        func moved(by request: FetchRequest) -> [ManagedObject] {
+            var read = request.predicate?.rootKeys ?? []
+            for descriptor in request.sortDescriptors { read.insert(String(descriptor.keyPath.prefix { $0 != "." })) }
+            return inserted + changed.filter { !$0.changedKeyNames.isDisjoint(with: read) }
+        }
     }
 
     func pendingObjects(for plan: FetchPlan) -> PendingObjects? {
@@ -345,6 +373,54 @@ extension ObjectContext {
             if object.isDeletedFlag { deleted.insert(object.objectID) } else { changed.append(object) }
         }
         return inserted.isEmpty && changed.isEmpty && deleted.isEmpty ? nil : PendingObjects(inserted: inserted, changed: changed, deleted: deleted)
+    }
+
+    /// How many moved objects a batched fetch places by counting (one statement each); more are merged in memory.
+    static let placedObjectsLimit = 64
+
+    /// A batched result of the store's rows without `deleted` and `moved`, with the moved objects that still
+    /// match placed where they sort: for each, one `SELECT COUNT(*)` of the rows before it.
+    func fetchPlacing(_ moved: [ManagedObject], plan original: FetchPlan, deleted: Set<ObjectID>) throws(ContextError) -> FetchedObjects {
+        var plan = original
+        if plan.request.batchingMode == .windowed { plan.breakTiesByPrimaryKey() }
+        let stored = moved.map(\.objectID).filter { !$0.isTemporary }
+        plan.excludePrimaryKeys((deleted.map(\.primaryKey) + stored.map(\.primaryKey)).sorted())
+        var evaluator: PredicateEvaluator?
+        if let predicate = plan.request.predicate {
+            do {
+                evaluator = try PredicateEvaluator(predicate, entity: plan.mapping.name, schema: coordinator.store.schema)
+            } catch {
+                throw .invalidFetch("\(plan.mapping.name): \(error.description)")
+            }
+        }
+        let matching = moved.filter { evaluator?.evaluate($0) ?? true }
+        // Each object's sort values, one per ORDER BY term (SELF and the tie-break are its primary key).
+        let keyPaths = plan.request.sortDescriptors.map(\.keyPath) + ["SELF"]
+        func values(_ object: ManagedObject) -> [AttributeValue] {
+            keyPaths.map { InMemorySort.value(of: object, keyPath: $0) }
+        }
+        var counted: [(rowsBefore: Int, object: ManagedObject)] = []
+        for object in matching {
+            let before = plan.sortsBefore(values(object))
+            var countPlan = plan
+            countPlan.addCondition(before.clause, before.arguments)
+            var rows = 0
+            try runQuery(countPlan.select("COUNT(*)", ordered: false), countPlan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
+                rows = Int(SQLiteValues.int64(handle, 0))
+            }
+            counted.append((rows, object))
+        }
+        // Objects with as many rows before them keep the request's order among themselves.
+        let ordered = InMemorySort.sorted(counted.map(\.object), by: plan.request.sortDescriptors)
+        let rank = Dictionary(uniqueKeysWithValues: ordered.enumerated().map { (ObjectIdentifier($1), $0) })
+        counted.sort { ($0.rowsBefore, rank[ObjectIdentifier($0.object)] ?? 0) < ($1.rowsBefore, rank[ObjectIdentifier($1.object)] ?? 0) }
+        let batches = try BatchedFetch(context: self, plan: plan)
+        var placed: [(index: Int, object: ManagedObject)] = []
+        for (position, entry) in counted.enumerated() {
+            // A row count can exceed what the batched statements saw only if another writer committed in between.
+            placed.append((min(entry.rowsBefore, batches.count) + position, entry.object))
+        }
+        return FetchedObjects(batches: batches, placing: placed)
     }
 
     /// The store's result with unsaved changes applied: deleted objects removed, changed ones judged again by their

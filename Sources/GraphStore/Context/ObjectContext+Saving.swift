@@ -249,6 +249,14 @@ extension ObjectContext {
         // An inserted object stays in `insertedList`, flagged: the save skips it and lookups no longer find it.
         // One a save or rollback let go of (a fault for its temporary ID) has nothing to delete.
         guard !object.objectID.isTemporary || object.isInsertedFlag else { return }
+        // Once per object: the class may first mend what its deletion would leave stale elsewhere.
+        if !object.isDeletedFlag { object.prepareForDeletion() }
+        markDeleted(object)
+    }
+
+    /// Flags an object deleted, as `delete(_:)` does but without `prepareForDeletion()`: for the objects a Cascade
+    /// rule takes along with one that was deleted.
+    func markDeleted(_ object: ManagedObject) {
         willChange(object)
         object.isDeletedFlag = true
     }

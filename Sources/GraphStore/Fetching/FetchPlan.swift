@@ -13,8 +13,8 @@ struct FetchPlan {
     /// `ZCHAT t0` followed by the predicate's and sort's joins.
     private(set) var from: String
     /// ` WHERE …` or "".
-    let whereClause: String
-    let arguments: [AttributeValue]
+    private(set) var whereClause: String
+    private(set) var arguments: [AttributeValue]
     /// ` ORDER BY …` or "" (no sort descriptors: SQLite's order, as Core Data leaves it).
     var orderBy: String {
         orderTerms.isEmpty ? "" : " ORDER BY " + orderTerms.map { $0.ascending ? $0.column : $0.column + " DESC" }.joined(separator: ", ")
@@ -84,6 +84,58 @@ struct FetchPlan {
         guard !sortColumns.contains("t0.Z_PK") else { return }
         orderTerms.append(("t0.Z_PK", true))
     }
+
+    /// Leaves the rows with these primary keys out of every statement (objects deleted in memory, not yet saved).
+    /// A few are bound one by one; many go as one JSON array, within SQLite's limit on bound values.
+    mutating func excludePrimaryKeys(_ keys: [Int64]) {
+        guard !keys.isEmpty else { return }
+        if keys.count <= Self.inlineExclusionLimit {
+            addCondition("t0.Z_PK NOT IN (\(Self.placeholders(keys.count)))", keys.map { .integer($0) })
+        } else {
+            addCondition("t0.Z_PK NOT IN (SELECT value FROM json_each(?))", [.string("[" + keys.map(String.init).joined(separator: ",") + "]")])
+        }
+    }
+
+    /// Narrows every statement by one more condition, its values bound after the plan's own.
+    mutating func addCondition(_ clause: String, _ values: [AttributeValue]) {
+        // The conditions so far may be one predicate with ORs: they are kept together.
+        whereClause = whereClause.isEmpty ? " WHERE " + clause : " WHERE (" + whereClause.dropFirst(" WHERE ".count) + ") AND " + clause
+        arguments += values
+    }
+
+    /// The condition "this row comes before a row whose sort values are `values`" in the plan's order (one value
+    /// per ORDER BY term), as SQLite orders: NULL first ascending, last descending.
+    func sortsBefore(_ values: [AttributeValue]) -> (clause: String, arguments: [AttributeValue]) {
+        var alternatives: [String] = []
+        var arguments: [AttributeValue] = []
+        var equalSoFar: [String] = []
+        var equalArguments: [AttributeValue] = []
+        for (term, value) in zip(orderTerms, values) {
+            let column = term.column
+            let before: String?
+            var beforeArguments: [AttributeValue] = []
+            switch (value.isNull, term.ascending) {
+            case (true, true): before = nil // nothing is below NULL
+            case (true, false): before = "\(column) IS NOT NULL"
+            case (false, true):
+                before = "(\(column) IS NULL OR \(column) < ?)"
+                beforeArguments = [value]
+            case (false, false):
+                before = "\(column) > ?"
+                beforeArguments = [value]
+            }
+            if let before {
+                alternatives.append((equalSoFar + [before]).joined(separator: " AND "))
+                arguments += equalArguments + beforeArguments
+            }
+            equalSoFar.append("\(column) IS ?")
+            equalArguments.append(value)
+        }
+        return (alternatives.isEmpty ? "0" : "(" + alternatives.map { "(\($0))" }.joined(separator: " OR ") + ")", arguments)
+    }
+
+    /// How many excluded keys are bound one by one.
+    static let inlineExclusionLimit = 50
 
     /// The qualified column for a key path through to-ones, joining what it needs (for dictionary results).
     mutating func column(forKeyPath keyPath: String) throws(ContextError) -> String {

@@ -9,6 +9,8 @@ public struct FetchedObjects: RandomAccessCollection {
     private enum Storage {
         case loaded([ManagedObject], retained: [ManagedObject])
         case batched(BatchedFetch)
+        /// The store's rows batched, with unsaved objects at their places (ascending), which the rows leave out.
+        case placed(BatchedFetch, [(index: Int, object: ManagedObject)])
     }
 
     private let storage: Storage
@@ -21,6 +23,11 @@ public struct FetchedObjects: RandomAccessCollection {
         storage = .batched(batches)
     }
 
+    /// `batches` with `placed` objects at their indexes in the result (ascending, each within the final count).
+    init(batches: BatchedFetch, placing placed: [(index: Int, object: ManagedObject)]) {
+        storage = placed.isEmpty ? .batched(batches) : .placed(batches, placed)
+    }
+
     /// No objects: a result to start from before anything is fetched.
     public static var empty: FetchedObjects { FetchedObjects([], retaining: []) }
 
@@ -30,13 +37,22 @@ public struct FetchedObjects: RandomAccessCollection {
         switch storage {
         case .loaded(let objects, _): objects.count
         case .batched(let batches): batches.count
+        case .placed(let batches, let placed): batches.count + placed.count
         }
     }
 
     public subscript(position: Int) -> ManagedObject {
         switch storage {
-        case .loaded(let objects, _): objects[position]
-        case .batched(let batches): batches.object(at: position)
+        case .loaded(let objects, _): return objects[position]
+        case .batched(let batches): return batches.object(at: position)
+        case .placed(let batches, let placed):
+            var before = 0
+            for entry in placed {
+                if entry.index == position { return entry.object }
+                if entry.index > position { break }
+                before += 1
+            }
+            return batches.object(at: position - before)
         }
     }
 
@@ -44,15 +60,32 @@ public struct FetchedObjects: RandomAccessCollection {
     /// once or batched with all IDs first, the batches read so far (from the first, without gaps) when windowed.
     public var knownObjectIDs: [ObjectID] {
         switch storage {
-        case .loaded(let objects, _): objects.map(\.objectID)
-        case .batched(let batches): batches.knownPrefix
+        case .loaded(let objects, _): return objects.map(\.objectID)
+        case .batched(let batches): return batches.knownPrefix
+        case .placed(let batches, let placed):
+            var known: [ObjectID] = []
+            var stored = batches.knownPrefix[...]
+            var pending = placed[...]
+            while true {
+                if let next = pending.first, next.index == known.count {
+                    known.append(next.object.objectID)
+                    pending = pending.dropFirst()
+                } else if let id = stored.first {
+                    known.append(id)
+                    stored = stored.dropFirst()
+                } else {
+                    return known
+                }
+            }
         }
     }
 
     /// How a batched result stands; nil for a result loaded at once.
     public var batching: BatchingStatus? {
-        guard case .batched(let batches) = storage else { return nil }
-        return batches.status
+        switch storage {
+        case .loaded: return nil
+        case .batched(let batches), .placed(let batches, _): return batches.status
+        }
     }
 }
 
@@ -93,8 +126,13 @@ final class BatchedFetch {
     private var batches: OrderedDictionary<Int, FetchedObjects> = [:]
     private var batchLoads = 0
     private var evictions = 0
+    /// Where the batches are laid out from: batch 0 starts at `origin`, and the rows before it (if any) are batch
+    /// -1. Zero unless the first statement read from a later row (`startIndex`).
+    private var origin = 0
 
-    init(context: ObjectContext, plan: FetchPlan) throws(ContextError) {
+    /// - Parameter startIndex: in windowed mode, an index the caller reads first (a screen kept where it was): the
+    ///   first statement reads the rows from it, so the batch at the top is not read for nothing.
+    init(context: ObjectContext, plan: FetchPlan, startingAt startIndex: Int = 0) throws(ContextError) {
         let request = plan.request
         self.context = context
         self.plan = plan
@@ -114,25 +152,31 @@ final class BatchedFetch {
             count = all.count
         case .windowed:
             // The first batch's rows straight away; the total from a count only if the batch came back full (taken
-            // by the same statement when the request asks).
-            let first = request.fetchLimit > 0 ? min(batchSize, request.fetchLimit) : batchSize
-            let loaded = try context.loadObjects(plan, limit: first, offset: request.fetchOffset, counting: request.countsWithFirstBatch)
-            if loaded.objects.count < first {
-                count = loaded.objects.count
-            } else if let total = loaded.total {
-                count = max(total, loaded.objects.count)
+            // by the same statement when the request asks). The first batch starts at `startIndex` (0 unless asked)
+            // within the request's limit; the batches are laid out from there, the rows before it one shorter batch.
+            let offset = request.fetchLimit > 0 && startIndex >= request.fetchLimit ? 0 : max(0, startIndex)
+            origin = offset % batchSize
+            let number = (offset - origin) / batchSize
+            let first = request.fetchLimit > 0 ? min(batchSize, request.fetchLimit - offset) : batchSize
+            let loaded = try context.loadObjects(plan, limit: first, offset: request.fetchOffset + offset, counting: request.countsWithFirstBatch)
+            if loaded.objects.count < first, offset == 0 || !loaded.objects.isEmpty {
+                count = offset + loaded.objects.count
             } else {
-                var total = 0
-                try context.runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
-                    total = Int(SQLiteValues.int64(handle, 0))
+                var total = loaded.total ?? 0
+                if loaded.total == nil {
+                    try context.runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
+                        total = Int(SQLiteValues.int64(handle, 0))
+                    }
                 }
-                count = max(total, loaded.objects.count)
+                // A batch asked for past the end (the result shrank) leaves the count as the store gives it.
+                count = loaded.objects.isEmpty ? total : max(total, offset + loaded.objects.count)
             }
+            if loaded.objects.isEmpty { origin = 0 }
             ids = Array(repeating: nil, count: count)
-            for (position, object) in loaded.objects.enumerated() { ids[position] = object.objectID }
-            knownIDs = loaded.objects.count
+            for (position, object) in loaded.objects.enumerated() where offset + position < count { ids[offset + position] = object.objectID }
+            knownIDs = min(loaded.objects.count, count - min(offset, count))
             if !loaded.objects.isEmpty {
-                batches[0] = FetchedObjects(loaded.objects, retaining: loaded.retained)
+                batches[number] = FetchedObjects(loaded.objects, retaining: loaded.retained)
                 batchLoads = 1
             }
         }
@@ -155,11 +199,12 @@ final class BatchedFetch {
 
     func object(at index: Int) -> ManagedObject {
         precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
-        let number = index / batchSize
+        let number = batchNumber(of: index)
+        let position = index - range(ofBatch: number).lowerBound
         if let batch = batches.removeValue(forKey: number) {
             // Most recently used goes last.
             batches[number] = batch
-            return batch[index - number * batchSize]
+            return batch[position]
         }
         let batch = load(number)
         batches[number] = batch
@@ -167,15 +212,27 @@ final class BatchedFetch {
             batches.removeFirst()
             evictions += 1
         }
-        return batch[index - number * batchSize]
+        return batch[position]
+    }
+
+    /// The batch holding row `index`: -1 for the rows before `origin`.
+    private func batchNumber(of index: Int) -> Int {
+        index < origin ? -1 : (index - origin) / batchSize
+    }
+
+    /// The rows of batch `number`, cut at the end of the result.
+    private func range(ofBatch number: Int) -> Range<Int> {
+        guard number >= 0 else { return 0..<min(origin, count) }
+        // Cannot overflow: a batch is asked for only for an index below `count`, so its start is at most that index;
+        // its end is compared without adding a batch size that may be as large as Int.max.
+        let start = origin + number * batchSize
+        return start..<(count - start <= batchSize ? count : start + batchSize)
     }
 
     /// Reads batch `number` with one statement (plus the IDs it needs first in windowed mode, plus prefetches).
     /// A store error leaves the batch as faults, which report the error when fired.
     private func load(_ number: Int) -> FetchedObjects {
-        // Cannot overflow: number > 0 only when batchSize <= index < count, so (number + 1) * batchSize <= count + batchSize
-        // stays near the row count; number == 0 gives batchSize itself.
-        let range = number * batchSize..<min(count, (number + 1) * batchSize)
+        let range = range(ofBatch: number)
         batchLoads += 1
         do {
             try readIDs(covering: range)

@@ -45,9 +45,11 @@ public final class FetchedResultsController {
         relevantEntities = Self.relevantEntities(of: request, coordinator: context.coordinator)
     }
 
-    /// Fetches (again), reporting nothing: for a first fetch or after the request changed.
-    public func performFetch() throws(ContextError) {
-        objects = try context.fetch(request)
+    /// Fetches (again), reporting nothing: for a first fetch or after the request changed. A screen that stays
+    /// where it was passes the first index it shows: a windowed batched result reads from there first (see
+    /// `ObjectContext.fetch(_:firstReading:)`).
+    public func performFetch(firstReading firstIndex: Int = 0) throws(ContextError) {
+        objects = try context.fetch(request, firstReading: firstIndex)
         sections = try makeSections()
     }
 

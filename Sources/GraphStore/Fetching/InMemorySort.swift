@@ -13,8 +13,12 @@ enum InMemorySort {
         }.map(\.0)
     }
 
-    /// The value at a key path through to-ones: an attribute's value, a to-one's primary key, or null past a nil.
+    /// The value at a key path through to-ones: an attribute's value, a to-one's primary key, or null past a nil;
+    /// for `SELF`, the object's primary key (the largest there is for an object not yet saved).
     static func value(of object: ManagedObject, keyPath: String) -> AttributeValue {
+        // SELF sorts by primary key, as the store orders it; an object not yet saved sorts after every saved one,
+        // where the key it will get puts it.
+        if keyPath == "SELF" { return .integer(object.objectID.isTemporary ? Int64.max : object.objectID.primaryKey) }
         var current = object
         let components = keyPath.split(separator: ".").map(String.init)
         for (position, component) in components.enumerated() {

@@ -437,3 +437,35 @@ extension PredicateArgument: CustomStringConvertible {
         }
     }
 }
+
+extension Predicate {
+    /// The first component of every key path the predicate reads from the evaluated object (`chat` for
+    /// `chat.title == "x"`, `members` for `members.@count > 2`): the keys whose changes can change what it says.
+    /// Key paths inside a quantifier or a subquery's own predicate start at the destination, so only the collection
+    /// counts for them.
+    var rootKeys: Set<String> {
+        var keys = Set<String>()
+        func first(_ path: String) -> String { String(path.prefix { $0 != "." }) }
+        func visit(_ expression: Expression) {
+            switch expression {
+            case .keyPath(let path), .keyPathCount(let path): keys.insert(first(path))
+            case .subqueryCount(let collection, _, _): keys.insert(first(collection))
+            case .list(let items): items.forEach(visit)
+            case .evaluatedObject, .constant, .variable: break
+            }
+        }
+        func visit(_ predicate: Predicate) {
+            switch predicate {
+            case .constant: break
+            case .comparison(let comparison):
+                visit(comparison.left)
+                visit(comparison.right)
+            case .and(let operands), .or(let operands): operands.forEach(visit)
+            case .not(let operand): visit(operand)
+            case .quantified(_, let collection, _): keys.insert(first(collection))
+            }
+        }
+        visit(self)
+        return keys
+    }
+}

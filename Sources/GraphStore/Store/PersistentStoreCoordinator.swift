@@ -144,6 +144,25 @@ public final class PersistentStoreCoordinator: Sendable {
         try store.checkedWriter().write(body)
     }
 
+    /// Writes a copy of the store, as one consistent state, to a new file at `path` with SQLite's backup, through
+    /// the store's own reading connection: a store opened read-only is copied without a file made or changed
+    /// beside it. Fails if `path` exists.
+    public func copyStore(to path: String) throws(StoreError) {
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw .sqlite(path: path, message: "a file is already there")
+        }
+        do {
+            let destination = try DatabaseQueue(path: path)
+            try destination.writeWithoutTransaction { target in
+                try read { source in try source.backup(to: target) }
+            }
+            try destination.close()
+        } catch {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            throw .sqlite(path: store.path, message: PersistentStore.sqliteMessage(error))
+        }
+    }
+
     // MARK: statements
 
     /// Runs a query, calling `row` for each result row; reports one statement event. Returns the number of rows.
