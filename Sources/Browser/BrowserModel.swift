@@ -36,6 +36,9 @@ public final class BrowserModel {
     let activityLog: ActivityLog
     /// What the graph did, for the panel and the SQL log: a value the views draw.
     public var activity: ActivityMonitor { activityLog.monitor }
+    /// Called while long work runs, once `state.progress` is set (see `BrowserModel+Editing.swift`): the terminal
+    /// draws the frame and reads keys without waiting; returning false cancels a delete preview.
+    public var onProgress: ((BrowserState) -> Bool)?
 
     /// - Parameter activityClock: seconds from any fixed origin, read as each action ends to place it in the
     ///   activity sparklines' per-second buckets; nil (the default) for the monotonic clock, counted from now.

@@ -36,7 +36,8 @@ public enum BrowserView {
         if let box = OverlayView.box(state) {
             OverlayView.overlay(box, on: &body, frameWidth: width, bodyHeight: body.count)
         }
-        return Frame(width: width, height: height, lines: body + [statusLine(state, width: width), hintBar(state, width: width)])
+        let status = state.progress.map { ProgressView.line($0, width: width) } ?? statusLine(state, width: width)
+        return Frame(width: width, height: height, lines: body + [status, hintBar(state, width: width)])
     }
 
     static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {
