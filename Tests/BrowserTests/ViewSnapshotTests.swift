@@ -54,6 +54,31 @@ import Testing
         Snapshot.check(text, named: "\(screen.rawValue)-\(size.testDescription)")
     }
 
+    /// The progress line, as the first frame drawn while the delete preview of a group chat counts (progress shown
+    /// at once: `progressAfterMilliseconds` 0). Its elapsed time is the only thing replaced.
+    @Test(arguments: sizes)
+    func theProgressLine(size: Size) throws {
+        let model = try BrowserModel(path: BrowserBudgetTests.fixture, settings: BrowserSettings(progressAfterMilliseconds: 0),
+                                     width: size.width, height: size.height, activityClock: { 0 })
+        nonisolated(unsafe) var first: Frame?
+        model.onProgress = { [unowned model] state in
+            if first == nil { first = BrowserView.frame(state, activity: model.activity, now: Self.now) }
+            return true
+        }
+        model.apply(.start)
+        model.apply(.delete)
+        let frame = try #require(first, "the preview showed progress")
+        #expect(frame.lines.count == size.height)
+        #expect(frame.lines.allSatisfy { DisplayWidth.of($0.text) == size.width })
+        let status = try #require(frame.lines.dropLast().last?.text)
+        #expect(status.hasPrefix(" counting: "), "the status row is the progress line: \(status)")
+        #expect(status.contains("Esc cancels"))
+        let elapsed = try NSRegularExpression(pattern: #"\d+\.\d s\b"#)
+        var text = Self.normalizingDurations(frame.text)
+        text = elapsed.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "<t> s")
+        Snapshot.check(text, named: "progress-\(size.testDescription)")
+    }
+
     /// At the common sizes, before and after a chat is opened, every chat row on screen shows its last message's
     /// text (at least its first words) on the line under its title.
     @Test(arguments: [Size(width: 80, height: 24), Size(width: 120, height: 40)])

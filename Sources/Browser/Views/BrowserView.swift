@@ -65,7 +65,10 @@ public enum BrowserView {
     static func hintBar(_ state: BrowserState, width: Int) -> StyledLine {
         let hints: [String]
         var kept: [String] = []
-        if let keys = KeyTable.keys(for: KeyMode(state)) {
+        if let progress = state.progress {
+            // While long work runs, only Esc does something, and only to a delete preview.
+            hints = progress.work == .deletePreview ? ["Esc cancel"] : []
+        } else if let keys = KeyTable.keys(for: KeyMode(state)) {
             hints = keys.typesText ? ["type a title or a member's name"] + keys.hints : keys.hints
         } else {
             hints = KeyTable.hints(for: state.focus, readOnly: state.settings.readOnly || state.storeIsReadOnly)
