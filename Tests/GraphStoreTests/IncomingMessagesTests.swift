@@ -23,9 +23,9 @@ import Testing
         let path: String
         let coordinator: PersistentStoreCoordinator
 
-        init() throws {
+        init(options: FixtureOptions = IncomingMessagesTests.options) throws {
             path = folder.path("chat.sqlite")
-            _ = try FixtureGenerator(options: IncomingMessagesTests.options, corpus: try ChatCorpus.load()).generate(to: path)
+            _ = try FixtureGenerator(options: options, corpus: try ChatCorpus.load()).generate(to: path)
             coordinator = try PersistentStoreCoordinator(path: path, model: try ChatModel.make(), classes: ChatModel.classes)
         }
 

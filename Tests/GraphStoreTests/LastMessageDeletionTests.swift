@@ -7,44 +7,41 @@ import Testing
 /// Deleting a chat's last message hands the chat's preview and time back to the newest message left, in memory at
 /// once and in the store once saved; undo brings the deleted one back as the last message.
 @Suite struct LastMessageDeletionTests {
-    /// A small generated store and a context on it.
-    struct Store {
-        let folder = TemporaryDirectory()
-        let path: String
-        let coordinator: PersistentStoreCoordinator
+    typealias Store = IncomingMessagesTests.Store
 
-        init() throws {
-            path = folder.path("chat.sqlite")
-            _ = try FixtureGenerator(options: FixtureOptions(seed: 7, users: 30, chats: 8, messages: 200), corpus: try ChatCorpus.load())
-                .generate(to: path)
-            coordinator = try PersistentStoreCoordinator(path: path, model: try ChatModel.make(), classes: ChatModel.classes)
-        }
+    /// A small generated store and a coordinator on it.
+    static func store() throws -> Store {
+        try Store(options: FixtureOptions(seed: 7, users: 30, chats: 8, messages: 200))
+    }
+}
 
-        /// The chat with the most messages, and its messages newest first (as stored).
-        func busiestChat(in context: ObjectContext) throws -> (Chat, [Message]) {
-            let key = try DatabaseQueue(path: path).read { db in
-                try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ZCHAT ORDER BY ZMESSAGESCOUNT DESC, Z_PK LIMIT 1")
-            }
-            let chats = try context.fetch(FetchRequest(entityName: "Chat"))
-            let chat = try #require((0..<chats.count).compactMap { chats[$0] as? Chat }.first { $0.objectID.primaryKey == key })
-            let messages = try context.fetch(FetchRequest(
-                entityName: "Message", predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
-                sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)]))
-            return (chat, (0..<messages.count).compactMap { messages[$0] as? Message })
+extension IncomingMessagesTests.Store {
+    /// The chat with the most messages, and its messages newest first (as stored).
+    func busiestChat(in context: ObjectContext) throws -> (Chat, [Message]) {
+        let key = try DatabaseQueue(path: path).read { db in
+            try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ZCHAT ORDER BY ZMESSAGESCOUNT DESC, Z_PK LIMIT 1")
         }
-
-        /// The chat's row as another connection reads it: its last message's key and its last-message time.
-        func stored(_ chat: Chat) throws -> (lastMessage: Int64?, lastMessageAt: Double?) {
-            try DatabaseQueue(path: path).read { db in
-                let row = try #require(try Row.fetchOne(db, sql: "SELECT ZLASTMESSAGE, ZLASTMESSAGEAT FROM ZCHAT WHERE Z_PK = ?",
-                                                        arguments: [chat.objectID.primaryKey]))
-                return (row["ZLASTMESSAGE"], row["ZLASTMESSAGEAT"])
-            }
-        }
+        let chats = try context.fetch(FetchRequest(entityName: "Chat"))
+        let chat = try #require((0..<chats.count).compactMap { chats[$0] as? Chat }.first { $0.objectID.primaryKey == key })
+        let messages = try context.fetch(FetchRequest(
+            entityName: "Message", predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
+            sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)]))
+        return (chat, (0..<messages.count).compactMap { messages[$0] as? Message })
     }
 
+    /// The chat's row as another connection reads it: its last message's key and its last-message time.
+    func stored(_ chat: Chat) throws -> (lastMessage: Int64?, lastMessageAt: Double?) {
+        try DatabaseQueue(path: path).read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT ZLASTMESSAGE, ZLASTMESSAGEAT FROM ZCHAT WHERE Z_PK = ?",
+                                                    arguments: [chat.objectID.primaryKey]))
+            return (row["ZLASTMESSAGE"], row["ZLASTMESSAGEAT"])
+        }
+    }
+}
+
+extension LastMessageDeletionTests {
     @Test func deletingTheLastMessageFallsBackToThePreviousOneInMemoryAndWhenSaved() throws {
-        let store = try Store()
+        let store = try Self.store()
         let context = ObjectContext(coordinator: store.coordinator, name: "test")
         context.undoLevels = 10
         let (chat, messages) = try store.busiestChat(in: context)
@@ -74,7 +71,7 @@ import Testing
     }
 
     @Test func undoingTheDeleteMakesTheMessageTheLastAgain() throws {
-        let store = try Store()
+        let store = try Self.store()
         let context = ObjectContext(coordinator: store.coordinator, name: "test")
         context.undoLevels = 10
         let (chat, messages) = try store.busiestChat(in: context)
@@ -87,7 +84,7 @@ import Testing
     }
 
     @Test func deletingAnOlderMessageLeavesTheLastMessageAlone() throws {
-        let store = try Store()
+        let store = try Self.store()
         let context = ObjectContext(coordinator: store.coordinator, name: "test")
         let (chat, messages) = try store.busiestChat(in: context)
         try #require(messages.count >= 2)
@@ -98,7 +95,7 @@ import Testing
     }
 
     @Test func deletingAChatsOnlyMessageLeavesItWithNoneAndNoTime() throws {
-        let store = try Store()
+        let store = try Self.store()
         let context = ObjectContext(coordinator: store.coordinator, name: "test")
         let (chat, messages) = try store.busiestChat(in: context)
         for message in messages { context.delete(message) }
