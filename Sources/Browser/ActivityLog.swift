@@ -1,5 +1,5 @@
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The browser's view of the graph's activity: an `ActivityMonitor` fed action by action from the coordinator's
 /// events, and the panel and SQL log drawn from it with their pane titles.
