@@ -1,5 +1,6 @@
 import CNcursesw
 import Glibc
+import Synchronization
 import TerminalText
 
 extension TerminalScreen {

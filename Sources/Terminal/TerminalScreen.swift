@@ -1,5 +1,6 @@
 import CNcursesw
 import Glibc
+import Synchronization
 import TerminalText
 
 /// The real terminal, driven through ncurses: takes over the screen, draws `Frame`s, reads keys, and gives the
