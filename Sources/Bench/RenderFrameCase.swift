@@ -37,7 +37,7 @@ final class RenderFrameCase {
         }
         let state = model.state
         let activity = model.activity
-        guard state.openChat != nil, !activity.entries.isEmpty else {
+        guard state.openChat != nil, !activity.sqlLog.isEmpty else {
             throw BenchmarkError("render-frame: the browser did not open a chat on the fixture")
         }
         // A fixed clock: every frame shows the same times.

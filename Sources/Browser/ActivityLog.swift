@@ -1,8 +1,8 @@
 import GraphStore
 import TerminalText
 
-/// The browser's view of the graph's activity: an `ActivityMonitor` fed action by action from the coordinator's
-/// events, and the panel and SQL log drawn from it with their pane titles.
+/// The browser's recording of the graph's activity: an `ActivityMonitor` fed action by action from the coordinator's
+/// events. The views draw the monitor, a value (`ActivityPanes`).
 public final class ActivityLog {
     private let recorder = ActivityRecorder()
     public private(set) var monitor: ActivityMonitor
@@ -41,29 +41,4 @@ public final class ActivityLog {
     }
 
     func reset() { monitor.resetCounters() }
-
-    /// The SQL log, newest first.
-    public var entries: [SQLLogEntry] { monitor.sqlLog }
-
-    func panelLines(width: Int, height: Int) -> [StyledLine] {
-        let title = PaneView.title("Graph activity", width: width, focused: false)
-        return PaneView.block([title] + ActivityPanelView.lines(monitor: monitor, width: width, height: max(0, height - 1)),
-                              width: width, height: height)
-    }
-
-    /// The log with `explained` as the selected statement's query plan, when given.
-    func logLines(width: Int, height: Int, selected: Int, explained: [String]?, focused: Bool) -> [StyledLine] {
-        var entries = monitor.sqlLog
-        if let explained, entries.indices.contains(selected) {
-            let entry = entries[selected]
-            let statement = entry.statement
-            entries[selected] = SQLLogEntry(number: entry.number, sql: statement.sql, arguments: statement.arguments,
-                                            rows: statement.rows, duration: statement.duration, cause: statement.cause,
-                                            queryPlan: explained, action: entry.action, pane: entry.pane)
-        }
-        let title = PaneView.title("SQL log (\(ActivityFormat.count(entries.count)))", width: width, focused: focused)
-        let body = SQLLogView.lines(entries: entries, selected: focused ? selected : nil, expanded: explained != nil,
-                                    width: width, height: max(0, height - 1))
-        return PaneView.block([title] + body, width: width, height: height)
-    }
 }

@@ -59,17 +59,43 @@ extension BrowserModel {
             return
         }
         do {
-            let plan = try context.deletionPlan(for: [object])
+            let plan = try withProgress { () throws(ContextError) in try context.deletionPlan(for: [object]) }
             state.overlay = .deletePreview(DeletePreview(
                 target: name,
                 deleted: plan.deleted.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                 nullified: plan.nullified.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                 denied: plan.denied.map { "\($0.entity).\($0.relationship): \($0.count) \($0.count == 1 ? "object" : "objects")" }))
             pendingDeletion = object
+        } catch .cancelled {
+            pendingDeletion = nil
+            state.message = "preview cancelled"
         } catch {
             state.message = "delete preview: \(error)"
             state.messageIsError = true
         }
+    }
+
+    /// Runs long work with the context reporting its progress: once the work has run for the settings'
+    /// `progressAfterMilliseconds`, `state.progress` holds it and `onProgress` is called (then every 100 ms, and
+    /// with no delay at most every 50 ms) to draw it and read keys; its answer cancels a delete preview. `state.progress` is nil again afterwards.
+    func withProgress<T>(_ work: () throws(ContextError) -> T) throws(ContextError) -> T {
+        let threshold = Duration.milliseconds(max(0, state.settings.progressAfterMilliseconds))
+        context.progressInterval = min(threshold, .milliseconds(100))
+        // With no delay the context reports after every statement: the screen is drawn at most every 50 ms.
+        var lastShown: ContinuousClock.Instant?
+        context.progressHandler = { [unowned self] progress in
+            guard progress.elapsed >= threshold else { return true }
+            let now = ContinuousClock.now
+            if let lastShown, now - lastShown < .milliseconds(50) { return true }
+            lastShown = now
+            state.progress = progress
+            return onProgress?(state) ?? true
+        }
+        defer {
+            context.progressHandler = nil
+            state.progress = nil
+        }
+        return try work()
     }
 
     func confirm() {
@@ -110,7 +136,7 @@ extension BrowserModel {
             return
         }
         do {
-            try context.save()
+            try withProgress { () throws(ContextError) in try context.save() }
             let deleted = context.lastDeletion.map { ", deleted \($0.deletedCount) rows set-based" } ?? ""
             state.message = "saved\(deleted)"
             reloadAll()
@@ -145,7 +171,7 @@ extension BrowserModel {
             state.message = done
         } else {
             do {
-                try context.save()
+                try withProgress { () throws(ContextError) in try context.save() }
                 state.message = done + " and saved it"
             } catch {
                 context.rollback()

@@ -57,7 +57,7 @@ extension BrowserModel {
 
     /// Fetches the chat list again and reads its visible rows (only the list's: the other panes keep theirs).
     func reloadChats() {
-        activity.enter(scope(of: .chats))
+        activityLog.enter(scope(of: .chats))
         do {
             let controller = FetchedResultsController(context: context, request: chatRequest())
             // Fetched again where the list stays (after a toggle, a delete, clearing the cache), the first statement
@@ -122,7 +122,7 @@ extension BrowserModel {
 
     func loadMessages(of chat: ManagedObject, keepSelection: Bool) {
         let previous = state.openChat
-        activity.enter(scope(of: .messages))
+        activityLog.enter(scope(of: .messages))
         do {
             // Fetched again where the screen stays, the first statement reads the rows on screen.
             let fetched = try context.fetch(messageRequest(for: chat), firstReading: keepSelection ? previous?.bottom ?? 0 : 0)
@@ -161,7 +161,7 @@ extension BrowserModel {
 
     /// Members through the join entity, their users prefetched (joined unless the settings say otherwise).
     func loadMembers(of chat: ManagedObject) {
-        activity.enter(scope(of: .members))
+        activityLog.enter(scope(of: .members))
         var request = FetchRequest(entityName: "ChatMember",
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("role"), .init("joinedAt"), .init("SELF")])
@@ -204,7 +204,7 @@ extension BrowserModel {
             open.memberSelected = clamp(step(open.memberSelected), members.count)
             state.openChat = open
         case .sqlLog:
-            state.sqlSelected = clamp(step(state.sqlSelected), max(1, activity.entries.count))
+            state.sqlSelected = clamp(step(state.sqlSelected), max(1, activity.sqlLog.count))
             state.explained = nil
         }
         fillVisibleRows()
@@ -213,7 +213,7 @@ extension BrowserModel {
     /// Reads the rows the panes show now; only these objects are touched, so only their faults fire, each pane's
     /// in its own scope.
     func fillVisibleRows() {
-        activity.enter(scope(of: .chats))
+        activityLog.enter(scope(of: .chats))
         fillChatRows(visible: Layout.contentRows(layout.chats))
         fillOpenChatRows()
     }
@@ -222,10 +222,10 @@ extension BrowserModel {
     func fillOpenChatRows() {
         guard state.openChat != nil else { return }
         if state.showMembers {
-            activity.enter(scope(of: .members))
+            activityLog.enter(scope(of: .members))
             fillMemberRows(visible: Layout.contentRows(layout.main))
         } else {
-            activity.enter(scope(of: .messages))
+            activityLog.enter(scope(of: .messages))
             fillMessageRows(visible: Layout.contentRows(layout.main))
         }
     }
@@ -278,7 +278,7 @@ extension BrowserModel {
                 state.messageIsError = true
             }
         }
-        activity.enter(scope(of: .chats))
+        activityLog.enter(scope(of: .chats))
         fillChatRows(visible: Layout.contentRows(layout.chats), reusing: kept)
         if let chat = openChat {
             if chat.isDeleted || chat.faultError != nil {
@@ -296,8 +296,9 @@ extension BrowserModel {
         let updated = notes.reduce(0) { $0 + $1.updated.count }
         let deleted = notes.reduce(0) { $0 + $1.deleted.count }
         let sources = Set(notes.map { $0.source?.name ?? "another process" }).sorted().joined(separator: ", ")
-        var summary = "merged from \(sources)\(notes.count == 1 ? "" : " (\(notes.count) saves)"): \(inserted) new, \(updated) changed"
-        if deleted > 0 { summary += ", \(deleted) deleted" }
+        var summary = "merged from \(sources)\(notes.count == 1 ? "" : " (\(ActivityFormat.count(notes.count)) saves)"): "
+            + "\(ActivityFormat.count(inserted)) new, \(ActivityFormat.count(updated)) changed"
+        if deleted > 0 { summary += ", \(ActivityFormat.count(deleted)) deleted" }
         if !moves.isEmpty { summary += "; list \(moves)" }
         state.message = summary
     }

@@ -32,7 +32,13 @@ public final class BrowserModel {
     var members = FetchedObjects.empty
     /// The object the open delete preview is about.
     var pendingDeletion: ManagedObject?
-    public let activity: ActivityLog
+    /// Records the graph's events action by action.
+    let activityLog: ActivityLog
+    /// What the graph did, for the panel and the SQL log: a value the views draw.
+    public var activity: ActivityMonitor { activityLog.monitor }
+    /// Called while long work runs, once `state.progress` is set (see `BrowserModel+Editing.swift`): the terminal
+    /// draws the frame and reads keys without waiting; returning false cancels a delete preview.
+    public var onProgress: ((BrowserState) -> Bool)?
 
     /// - Parameter activityClock: seconds from any fixed origin, read as each action ends to place it in the
     ///   activity sparklines' per-second buckets; nil (the default) for the monotonic clock, counted from now.
@@ -55,7 +61,7 @@ public final class BrowserModel {
         inbox = SaveInbox(coordinator: coordinator, excluding: context.id, includesOtherConnections: false)
         state = BrowserState(width: width, height: height, storeName: (path as NSString).lastPathComponent, settings: settings)
         state.storeIsReadOnly = coordinator.store.isReadOnly
-        activity = ActivityLog(coordinator: coordinator, clock: activityClock, logCapacity: logCapacity)
+        activityLog = ActivityLog(coordinator: coordinator, clock: activityClock, logCapacity: logCapacity)
     }
 
     /// Carries out one action; returns what it cost in the object graph, with its warnings.
@@ -63,14 +69,14 @@ public final class BrowserModel {
     public func apply(_ action: BrowserAction) -> ActionSummary {
         let start = ContinuousClock.now
         // The action's own work (a preview, a save) is no pane's; reading a pane's rows enters that pane's scope.
-        activity.begin(action.name, scope: ActivityScope(rootEntity: rootEntity))
+        activityLog.begin(action.name, scope: ActivityScope(rootEntity: rootEntity))
         state.message = nil
         state.messageIsError = false
         perform(action)
         refreshStatus()
         let prefetchUse = context.takePrefetchUse()
-        activity.end(prefetchUse: action.movesWithinFetch ? [] : prefetchUse, duration: ContinuousClock.now - start)
-        return activity.monitor.lastAction ?? ActionSummary(action: action.name, rootEntity: nil, counts: ActivityCounts(),
+        activityLog.end(prefetchUse: action.movesWithinFetch ? [] : prefetchUse, duration: ContinuousClock.now - start)
+        return activity.lastAction ?? ActionSummary(action: action.name, rootEntity: nil, counts: ActivityCounts(),
                                                             saveSucceeded: nil, warnings: [])
     }
 
@@ -206,7 +212,7 @@ public final class BrowserModel {
         case .resetCounters:
             coordinator.events.resetCounters()
             coordinator.rowCache.resetStatistics()
-            activity.reset()
+            activityLog.reset()
             state.message = "counters reset"
         case .explain: explainSelected()
         case .help:
@@ -313,7 +319,7 @@ public final class BrowserModel {
             }
         } else if layout.sqlLog.contains(row: row, column: column), row > layout.sqlLog.row {
             state.focus = .sqlLog
-            state.sqlSelected = min(max(0, activity.entries.count - 1), row - layout.sqlLog.row - 1)
+            state.sqlSelected = min(max(0, activity.sqlLog.count - 1), row - layout.sqlLog.row - 1)
             state.explained = nil
         }
     }
@@ -357,7 +363,7 @@ public final class BrowserModel {
 
     /// The selected log row's statement in full, with its query plan.
     private func showSQLDetail() {
-        let entries = activity.entries
+        let entries = activity.sqlLog
         guard entries.indices.contains(state.sqlSelected) else {
             state.message = "no statement selected"
             return
@@ -377,7 +383,7 @@ public final class BrowserModel {
     }
 
     private func explainSelected() {
-        let entries = activity.entries
+        let entries = activity.sqlLog
         guard state.sqlSelected < entries.count else {
             state.message = "no statement selected: Tab to the SQL log first"
             return
@@ -398,12 +404,12 @@ public final class BrowserModel {
         let inserted = context.insertedObjects.count
         let deleted = context.deletedObjects.count
         let updated = context.updatedObjects.count
-        if inserted > 0 { parts.append("\(inserted) new") }
-        if updated > 0 { parts.append("\(updated) changed") }
-        if deleted > 0 { parts.append("\(deleted) deleted") }
+        if inserted > 0 { parts.append("\(ActivityFormat.count(inserted)) new") }
+        if updated > 0 { parts.append("\(ActivityFormat.count(updated)) changed") }
+        if deleted > 0 { parts.append("\(ActivityFormat.count(deleted)) deleted") }
         parts += context.pendingUndoNames.map { "undo of '\($0)'" }
         state.pending = parts.isEmpty ? nil : parts.joined(separator: ", ")
-        state.sqlSelected = min(state.sqlSelected, max(0, activity.entries.count - 1))
+        state.sqlSelected = min(state.sqlSelected, max(0, activity.sqlLog.count - 1))
     }
 }
 

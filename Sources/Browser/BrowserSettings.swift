@@ -43,13 +43,21 @@ public struct BrowserSettings: Equatable, Sendable {
     public var derivedCounts = true
     /// Refuse deletes and saves.
     public var readOnly = false
+    /// How long a save, an undo or redo after a save, or a delete preview runs before the status line shows its
+    /// progress (`--progress-after`), in milliseconds.
+    public var progressAfterMilliseconds = 200
 
-    public init(batchSize: Int = 20, prefetch: Prefetch = .joined, derivedCounts: Bool = true, readOnly: Bool = false) {
+    public init(batchSize: Int = 20, prefetch: Prefetch = .joined, derivedCounts: Bool = true, readOnly: Bool = false,
+                progressAfterMilliseconds: Int = 200) {
         self.batchSize = batchSize
         self.prefetch = prefetch
         self.derivedCounts = derivedCounts
         self.readOnly = readOnly
+        self.progressAfterMilliseconds = progressAfterMilliseconds
     }
+
+    /// The delays `--progress-after` takes: up to a minute.
+    public static let progressAfterRange = 0...60_000
 
     /// The batch sizes `--batch-size` and a script's `batch N` take: more rows than any store's list holds would only
     /// risk overflowing the fetch's arithmetic.

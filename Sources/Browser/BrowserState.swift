@@ -22,6 +22,9 @@ public struct BrowserState: Equatable, Sendable {
     /// `EXPLAIN QUERY PLAN` lines of the SQL log's selected statement, when asked for.
     public var explained: [String]?
 
+    /// Long work under way (a save, an undo or redo written back, a delete preview), shown in place of the status
+    /// line once it has run for `settings.progressAfterMilliseconds`; nil otherwise.
+    public var progress: WorkProgress?
     /// What the last action did or why it did nothing, for the status line.
     public var message: String?
     public var messageIsError = false

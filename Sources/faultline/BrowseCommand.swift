@@ -98,6 +98,8 @@ struct BrowseCommand: ParsableCommand {
         }
         defer { model.stopLiveWriter() }
         var lastKeyAt = ContinuousClock.now
+        let progress = ProgressKeys(screen: screen, model: model)
+        model.onProgress = { state in progress.show(state) }
         while !model.state.quitRequested {
             screen.draw(BrowserView.frame(model.state, activity: model.activity))
             // While a search is typed, the list follows once typing pauses (a dropped escape sequence is no pause).
@@ -112,7 +114,10 @@ struct BrowseCommand: ParsableCommand {
                 copy?.remove()
                 Foundation.exit(128 + signal)
             }
-            if let key, let action = model.action(for: key) { model.apply(action) }
+            if let key, let action = model.action(for: key) {
+                model.apply(action)
+                progress.settle()
+            }
             if key == nil, model.searchIsPending, now - lastKeyAt >= .milliseconds(Self.searchPause) { model.apply(.refine) }
             // Between keys (or every quarter second when idle): other contexts' saves and other processes' commits
             // are merged, unless a dialog is open.
@@ -143,5 +148,48 @@ struct LiveCopy {
 
     func remove() {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
+
+/// The terminal's side of long work: while it runs, the frame is drawn with its progress line and keys are read
+/// without waiting. Esc cancels a delete preview; other keys are dropped, not applied afterwards to a screen the
+/// user never saw; a resize is kept and applied once the work ends, when typeahead is flushed too.
+final class ProgressKeys {
+    private let screen: TerminalScreen
+    private unowned let model: BrowserModel
+    /// Whether the last action showed progress (it ran long).
+    private var shown = false
+    private var resize: (width: Int, height: Int)?
+
+    init(screen: TerminalScreen, model: BrowserModel) {
+        self.screen = screen
+        self.model = model
+    }
+
+    /// Draws `state` and reads the keys typed meanwhile; returns false when Esc asks a preview to stop.
+    func show(_ state: BrowserState) -> Bool {
+        shown = true
+        screen.draw(BrowserView.frame(state, activity: model.activity))
+        var goOn = true
+        while screen.pendingSignal == nil, let key = screen.readKey(timeoutMilliseconds: 0) {
+            switch key {
+            case .escape where state.progress?.work == .deletePreview: goOn = false
+            case .resize(let width, let height): resize = (width, height)
+            default: continue
+            }
+        }
+        return goOn
+    }
+
+    /// After an action: when it showed progress, the keys typed since are dropped and a resize seen meanwhile is
+    /// applied.
+    func settle() {
+        guard shown else { return }
+        shown = false
+        while screen.pendingSignal == nil, let key = screen.readKey(timeoutMilliseconds: 0) {
+            if case .resize(let width, let height) = key { resize = (width, height) }
+        }
+        if let resize { model.apply(.resize(width: resize.width, height: resize.height)) }
+        resize = nil
     }
 }

@@ -18,13 +18,20 @@ struct BrowserOptions: ParsableArguments {
     @Flag(help: "Open the store read-only: browsing works, deletes and saves are refused.")
     var readOnly = false
 
+    @Option(help: ArgumentHelp("Show the progress of a save, an undo or redo after a save, or a delete preview once it has run this long.", valueName: "ms"))
+    var progressAfter = 200
+
     func validate() throws {
         guard BrowserSettings.batchSizeRange.contains(batchSize) else {
             throw ValidationError("--batch-size must be 0 or more, at most \(BrowserSettings.batchSizeRange.upperBound), not \(batchSize)")
         }
+        guard BrowserSettings.progressAfterRange.contains(progressAfter) else {
+            throw ValidationError("--progress-after must be 0 or more milliseconds, at most \(BrowserSettings.progressAfterRange.upperBound), not \(progressAfter)")
+        }
     }
 
     var settings: BrowserSettings {
-        BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, readOnly: readOnly)
+        BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, readOnly: readOnly,
+                        progressAfterMilliseconds: progressAfter)
     }
 }

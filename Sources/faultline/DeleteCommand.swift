@@ -142,6 +142,8 @@ private struct OpenedStore {
     let path: String
     let coordinator: PersistentStoreCoordinator
     let context: ObjectContext
+    /// The progress line of long work, when stderr is a terminal.
+    let progress: StderrProgress?
 
     /// - Parameter requireWritable: refuse a file this process could not write, before any connection is made
     ///   (also for the read-only look that plans a delete to be saved).
@@ -167,6 +169,7 @@ private struct OpenedStore {
         }
         self.path = path
         context = ObjectContext(coordinator: coordinator, name: "delete")
+        progress = StderrProgress.onTerminal(for: context)
     }
 
     /// The object the ID names, as its real entity (a chat's row says whether it is a direct or a group chat), its
@@ -234,6 +237,7 @@ private struct OpenedStore {
     }
 
     func plan(_ object: ManagedObject) throws(CommandFailure) -> DeletionPlan {
+        defer { progress?.erase() }
         do {
             return try context.deletionPlan(for: [object])
         } catch {
@@ -251,7 +255,7 @@ private struct OpenedStore {
         if thenUndo { context.undoLevels = 1 }
         context.undoGroup(named: "Delete") { context.delete(object) }
         do {
-            try context.save()
+            try save()
         } catch .deleteDenied(let blockers) {
             context.rollback()
             return .denied(blockers)
@@ -272,11 +276,17 @@ private struct OpenedStore {
         guard thenUndo else { return .saved(done, undone: nil) }
         context.undo()
         do {
-            try context.save()
+            try save()
         } catch {
             throw CommandFailure("\(path): the delete was saved, but undoing it failed: \(error)")
         }
         return .saved(done, undone: try plan(object))
+    }
+
+    /// Saves, with the progress line erased afterwards.
+    private func save() throws(ContextError) {
+        defer { progress?.erase() }
+        try context.save()
     }
 
     /// Whether the object's row is in the store now.
@@ -438,5 +448,35 @@ struct DeleteReport {
         } catch {
             throw CommandFailure("cannot write the report as JSON: \(error)")
         }
+    }
+}
+
+/// Long work's progress on stderr, when it is a terminal: one line, redrawn in place every 100 ms once the work has
+/// run for 200 ms (as the browser shows it), and erased when the work ends. Nothing is written to a pipe or file.
+final class StderrProgress {
+    static let shownAfter = Duration.milliseconds(200)
+    private var drawn = false
+
+    /// Reports `context`'s long work on stderr, when stderr is a terminal; nil otherwise.
+    static func onTerminal(for context: ObjectContext) -> StderrProgress? {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        let line = StderrProgress()
+        context.progressInterval = .milliseconds(100)
+        context.progressHandler = { progress in
+            line.show(progress)
+            return true
+        }
+        return line
+    }
+
+    func show(_ progress: WorkProgress) {
+        guard progress.elapsed >= Self.shownAfter else { return }
+        drawn = true
+        Output.writeError("\r\u{1B}[2K\(progress)")
+    }
+
+    func erase() {
+        if drawn { Output.writeError("\r\u{1B}[2K") }
+        drawn = false
     }
 }

@@ -20,7 +20,10 @@ struct TraceCommand: ParsableCommand {
 
             With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
             "relationshipFaults", "fetches", "ms", "warnings": [the panel's], "statements": [{"pane", "cause", \
-            "rows", "sql"}]}], "totals": {…}}. A statement's pane is absent for work that is no pane's (a save).
+            "rows", "sql"}], "progress"}], "totals": {…}}. A statement's pane is absent for work that is no pane's (a \
+            save). "progress" lists the progress lines the action showed ("saving: 120,000 rows, 0.4 s"): saves, undo \
+            or redo after a save and delete previews show one once they have run for --progress-after milliseconds, \
+            and again every 100 ms.
             """
     )
 
@@ -63,14 +66,21 @@ struct TraceCommand: ParsableCommand {
             throw CommandFailure(error)
         }
         let log = try sqlDebug.attach(to: model.coordinator)
+        let shown = ShownProgress()
+        model.onProgress = { state in
+            shown.note(state.progress)
+            return true
+        }
         var costs = [model.apply(.start)]
+        var progress = [shown.take()]
         for action in actions where !model.state.quitRequested {
             costs.append(model.apply(action))
+            progress.append(shown.take())
         }
         withExtendedLifetime(log) {}
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
-            try Output.write(TraceReport(screen: screen, summaries: costs, log: model.activity.entries).json() + "\n")
+            try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: model.activity.sqlLog).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }
@@ -101,14 +111,17 @@ struct TraceReport: Encodable {
         let warnings: [String]?
         /// Every statement, in the order it ran (the totals have none).
         let statements: [Statement]?
+        /// The progress lines the action showed, in order (nil for the totals).
+        let progress: [String]?
 
         init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, relationshipFaults: Int, fetches: Int, ms: Double) {
             (self.action, self.sql, self.faults, self.cacheHits) = (action, sql, faults, cacheHits)
             (self.cacheMisses, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, relationshipFaults, fetches, ms)
-            (warnings, statements) = (nil, nil)
+            (warnings, statements, progress) = (nil, nil, nil)
         }
 
-        init(_ summary: ActionSummary, log: [SQLLogEntry]) {
+        init(_ summary: ActionSummary, log: [SQLLogEntry], progress: [String]) {
+            self.progress = progress
             action = summary.action
             sql = summary.counts.statements
             faults = summary.counts.objectFaults
@@ -130,9 +143,10 @@ struct TraceReport: Encodable {
     /// The sums over every action (its `action` is "totals").
     let totals: Cost
 
-    init(screen: String, summaries: [ActionSummary], log: [SQLLogEntry]) {
+    /// - Parameter progress: per action, the progress lines it showed.
+    init(screen: String, summaries: [ActionSummary], progress: [[String]], log: [SQLLogEntry]) {
         self.screen = screen
-        let actions = summaries.map { Cost($0, log: log) }
+        let actions = zip(summaries, progress).map { Cost($0, log: log, progress: $1) }
         func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
         self.actions = actions
         totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),
@@ -144,5 +158,21 @@ struct TraceReport: Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+/// The progress lines the browser showed during one action, as the trace records them.
+final class ShownProgress {
+    private var lines: [String] = []
+
+    func note(_ progress: WorkProgress?) {
+        guard let line = progress?.description, lines.last != line else { return }
+        lines.append(line)
+    }
+
+    /// The lines since the last call.
+    func take() -> [String] {
+        defer { lines = [] }
+        return lines
     }
 }

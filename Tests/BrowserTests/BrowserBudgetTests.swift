@@ -52,13 +52,13 @@ import Testing
         model.apply(.start)
         model.apply(.open)
         // Default settings: what is prefetched is what the screen shows.
-        #expect(!(model.activity.monitor.lastAction?.warnings.contains { $0.kind == .unusedPrefetch } ?? true))
+        #expect(!(model.activity.lastAction?.warnings.contains { $0.kind == .unusedPrefetch } ?? true))
         _ = model.apply(.back)
         // 100 chats a batch with 37 rows on screen: the other chats' last messages and senders come for nothing.
         let shown = model.state.chatList.rows.count
         model.apply(.batch(100))
         #expect(model.state.chatList.rows.count == shown)
-        let warnings = try #require(model.activity.monitor.lastAction).warnings.filter { $0.kind == .unusedPrefetch }
+        let warnings = try #require(model.activity.lastAction).warnings.filter { $0.kind == .unusedPrefetch }
         // The rows on screen came from the two batches of 20 read at the start; the batch of 100 filled the last
         // messages of the other 60 chats, and none of those is on screen.
         let loadedBefore = (shown + 19) / 20 * 20
@@ -71,19 +71,19 @@ import Testing
     @Test func withPrefetchOffTheNPlusOneWarningAppears() throws {
         let model = try model(BrowserSettings(prefetch: .off))
         model.apply(.start)
-        let summary = try #require(model.activity.monitor.lastAction)
+        let summary = try #require(model.activity.lastAction)
         #expect(summary.warnings.contains { $0.message.contains("N+1") }, "\(summary.warnings)")
         // The same screen with prefetching joined: no warning.
         let tuned = try self.model()
         tuned.apply(.start)
-        #expect(!(tuned.activity.monitor.lastAction?.warnings.contains { $0.message.contains("N+1") } ?? true))
+        #expect(!(tuned.activity.lastAction?.warnings.contains { $0.message.contains("N+1") } ?? true))
     }
 
     @Test func countingMembersWithoutTheDerivedCountFiresTheRelationship() throws {
         let model = try model(BrowserSettings(derivedCounts: false))
         let start = model.apply(.start)
         #expect(start.counts.relationshipFaults > 0)
-        #expect(model.activity.monitor.lastAction?.warnings.contains { $0.message.contains("membersCount") } == true)
+        #expect(model.activity.lastAction?.warnings.contains { $0.message.contains("membersCount") } == true)
     }
 
     @Test func theDeleteDemoPreviewsDeletesSavesAndUndoesAfterTheSave() throws {

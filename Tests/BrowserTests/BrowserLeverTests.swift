@@ -16,8 +16,8 @@ import Testing
 
     /// The statements the last action ran, oldest first.
     private func statements(_ model: BrowserModel) -> [SQLLogEntry] {
-        let action = model.activity.monitor.lastAction?.counts.statements ?? 0
-        return Array(model.activity.entries.prefix(action).reversed())
+        let action = model.activity.lastAction?.counts.statements ?? 0
+        return Array(model.activity.sqlLog.prefix(action).reversed())
     }
 
     @Test func batchingModeAllIDsFirstReadsEveryChatIDBeforeTheFirstScreen() throws {

@@ -21,7 +21,7 @@ import Testing
         let model = try model(width: width, height: height)
         #expect(model.state.focus == .sqlLog)
         model.apply(.down)
-        let entry = model.activity.entries[model.state.sqlSelected]
+        let entry = model.activity.sqlLog[model.state.sqlSelected]
         model.apply(.open)
         guard case .sqlDetail(let detail) = model.state.overlay else {
             Issue.record("no detail: \(model.state.overlay)")

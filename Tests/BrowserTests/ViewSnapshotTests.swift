@@ -15,6 +15,7 @@ import Testing
         case members
         case deletePreview = "delete-preview"
         case help
+        case sqlDetail = "sql-detail"
 
         var testDescription: String { rawValue }
     }
@@ -177,6 +178,16 @@ import Testing
         case .help:
             model.apply(.help)
             try #require(model.state.overlay == .help)
+        case .sqlDetail:
+            // The open chat's first statement, in full.
+            model.apply(.open)
+            model.apply(.nextPane)
+            try #require(model.state.focus == .sqlLog)
+            model.apply(.down)
+            model.apply(.open)
+            var isDetail = false
+            if case .sqlDetail = model.state.overlay { isDetail = true }
+            try #require(isDetail, "no statement shown: \(model.state.overlay)")
         }
     }
 

@@ -28,6 +28,8 @@ import Testing
         /// Absent from the totals.
         let warnings: [String]?
         let statements: [Statement]?
+        /// The progress lines the action showed (none for the totals).
+        let progress: [String]?
     }
 
     struct Report: Decodable {
@@ -146,5 +148,52 @@ import Testing
         let others = numbers(panel[start + 3]) // rel. faults n  fetches n  saves n
         guard let statements = sql.first, faults.count == 3, others.count == 3 else { return nil }
         return [statements] + faults + others.prefix(2)
+    }
+
+    /// A store of its own for a test that saves (the shared fixture is only read).
+    private static func writableStore() -> String {
+        FaultlineBinary.smallStore("trace-progress", users: 60, chats: 12, messages: 1_500)
+    }
+
+    /// `saving: 1,234 rows, 0.1 s`
+    private static func isProgressLine(_ line: String) -> Bool {
+        line.wholeMatch(of: #/(counting|saving|undoing|redoing): [0-9]{1,3}(,[0-9]{3})* rows?, [0-9]+\.[0-9] s/#) != nil
+    }
+
+    @Test func withNoDelayTheJSONListsEachActionsProgressLines() throws {
+        let store = Self.writableStore()
+        let result = try FaultlineBinary.run(["trace", store, "--json", "--progress-after", "0", "--script", "delete; confirm; save; undo; redo; down"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let byAction = Dictionary(report.actions.map { ($0.action, $0.progress ?? ["missing"]) }, uniquingKeysWith: { $0 + $1 })
+        #expect(report.actions.map(\.action) == ["start", "delete", "confirm", "save", "undo", "redo", "down"])
+        for (action, word) in [("delete", "counting"), ("save", "saving"), ("undo", "undoing"), ("redo", "redoing")] {
+            let lines = byAction[action] ?? []
+            #expect(!lines.isEmpty, "\(action) showed no progress")
+            #expect(lines.allSatisfy { $0.hasPrefix("\(word): ") && Self.isProgressLine($0) }, "\(action): \(lines)")
+        }
+        // In-memory work and moves show none.
+        for action in ["start", "confirm", "down"] { #expect(byAction[action] == [], "\(action): \(byAction[action] ?? [])") }
+        #expect(report.totals.progress == nil)
+        #expect(report.screen.contains("Chats (11)"))
+    }
+
+    @Test func withTheDefaultDelayASmallStoreShowsNoProgress() throws {
+        let store = Self.writableStore()
+        let result = try FaultlineBinary.run(["trace", store, "--json", "--script", "delete; confirm; save; undo"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        #expect(report.actions.count == 5)
+        #expect(report.actions.allSatisfy { $0.progress == [] }, "\(report.actions.map { $0.progress ?? [] })")
+    }
+
+    @Test(arguments: ["-1", "60001", "soon"])
+    func aBadProgressDelayIsOneErrorLine(value: String) throws {
+        let result = try FaultlineBinary.run(["trace", Self.fixture, "--progress-after", value, "--script", "down"])
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("error: ") == true, "\(result.stderr)")
+        #expect(result.stderr.contains("--progress-after"))
     }
 }

@@ -9,7 +9,7 @@ import TerminalText
 /// print(frame.text)
 /// ```
 public enum BrowserView {
-    public static func frame(_ state: BrowserState, activity: ActivityLog, now: Date = Date()) -> Frame {
+    public static func frame(_ state: BrowserState, activity: ActivityMonitor, now: Date = Date()) -> Frame {
         let width = state.width
         let height = state.height
         guard !Layout.isTooSmall(width: width, height: height) else {
@@ -18,8 +18,8 @@ public enum BrowserView {
         let layout = Layout(state)
         let chats = ChatListView.lines(state, width: layout.chats.width, height: layout.chats.height, now: now)
         let main = MessagesView.lines(state, width: layout.main.width, height: layout.main.height)
-        let panel = activity.panelLines(width: layout.activity.width, height: layout.activity.height)
-        let log = activity.logLines(width: layout.sqlLog.width, height: layout.sqlLog.height, selected: state.sqlSelected,
+        let panel = ActivityPanes.panel(activity, width: layout.activity.width, height: layout.activity.height)
+        let log = ActivityPanes.log(activity, width: layout.sqlLog.width, height: layout.sqlLog.height, selected: state.sqlSelected,
                                     explained: state.explained, focused: state.focus == .sqlLog)
         // Until a chat is open the list has the messages pane's room, and that pane is not drawn.
         let left = layout.main.width > 0 ? [chats, main] : [chats]
@@ -36,7 +36,8 @@ public enum BrowserView {
         if let box = OverlayView.box(state) {
             OverlayView.overlay(box, on: &body, frameWidth: width, bodyHeight: body.count)
         }
-        return Frame(width: width, height: height, lines: body + [statusLine(state, width: width), hintBar(state, width: width)])
+        let status = state.progress.map { ProgressView.line($0, width: width) } ?? statusLine(state, width: width)
+        return Frame(width: width, height: height, lines: body + [status, hintBar(state, width: width)])
     }
 
     static func statusLine(_ state: BrowserState, width: Int) -> StyledLine {

@@ -20,10 +20,10 @@ enum ChatListView {
         let list = state.chatList
         let search = list.search.isEmpty ? "" : " matching '\(list.search)'"
         let position = list.count == 0 ? nil : PaneView.position(list.selected + 1, of: list.count)
-        var lines = [PaneView.title("Chats (\(list.count))\(search)", width: width,
+        var lines = [PaneView.title("Chats (\(ActivityFormat.count(list.count)))\(search)", width: width,
                                     focused: state.focus == .chats, position: position)]
         if list.count == 0 {
-            lines.append(PaneView.line(list.search.isEmpty ? " no chats" : " no chat title contains '\(list.search)'", width: width, Style(.muted)))
+            lines.append(PaneView.line(list.search.isEmpty ? " no chats" : " no chat's title or member matches '\(list.search)'", width: width, Style(.muted)))
         }
         for (offset, row) in list.rows.enumerated() {
             let selected = list.top + offset == list.selected

@@ -15,6 +15,8 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Pending changes broke the model's rules: every failure found, in a stable order. Nothing was written and
     /// the context keeps its changes, so they can be fixed and saved again.
     case validation([ValidationFailure])
+    /// Work the `progressHandler` asked to stop (a delete preview): nothing was changed.
+    case cancelled(String)
 
     public var description: String {
         switch self {
@@ -25,6 +27,7 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .deleteDenied(let blockers): "delete denied: " + blockers.map(\.description).joined(separator: "; ")
         case .store(let message): message
         case .validation(let failures): "validation failed: " + failures.map(\.description).joined(separator: "; ")
+        case .cancelled(let work): "\(work) cancelled"
         }
     }
 }

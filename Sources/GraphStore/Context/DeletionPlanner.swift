@@ -303,7 +303,7 @@ struct DeletionPlanner {
     }
 
     /// Whether `mapping`'s relationship `name` is declared by an ancestor (then the ancestor's pass handles it).
-    private static func inherits(_ mapping: EntityMapping, _ name: String, _ model: ObjectModel) -> Bool {
+    static func inherits(_ mapping: EntityMapping, _ name: String, _ model: ObjectModel) -> Bool {
         guard let parent = mapping.entity.parentName.flatMap({ model.entity(named: $0) }) else { return false }
         return parent.relationships.contains { $0.name == name } || parent.attributes.contains { $0.name == name }
     }

@@ -1,9 +1,39 @@
 /// Delete rules: the preview of a delete, the in-memory side of cascades, and the set-based delete a save runs.
 extension ObjectContext {
     /// What deleting `objects` would take with it, from the store as it is, without changing anything: per entity
-    /// the objects that go, per relationship the references surviving objects lose, and any Deny blockers. The
-    /// queries read keys and counts only. (Unsaved objects are not in the store and are not counted.)
+    /// the objects that go, per relationship the references surviving objects lose, and any Deny blockers. Every
+    /// statement counts (`SELECT COUNT(*)` over the doomed rows, described in SQL): no doomed key is read into
+    /// memory, whatever the size of the cascade. (Unsaved objects are not in the store and are not counted.)
+    /// Reports to `progressHandler` as it goes; when that returns false, throws `ContextError.cancelled`.
     public func deletionPlan(for objects: [ManagedObject]) throws(ContextError) -> DeletionPlan {
+        let roots = objects.filter { !$0.isInserted }.map(\.objectID)
+        let coordinator = self.coordinator
+        let contextID = id
+        let meter = ProgressMeter.make(for: self, .deletePreview)
+        let listingLimit = deletionListingLimit
+        do {
+            return try coordinator.read { db in
+                var counter = DeletionCounter(coordinator: coordinator) { sql, arguments, row in
+                    try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("deletion plan"), context: contextID, row: row)
+                }
+                counter.listingLimit = listingLimit
+                if let meter {
+                    counter.finished = { rows in
+                        if !meter.finished(rows: rows) { throw WorkCancelled() }
+                    }
+                }
+                guard let meter else { return try counter.preview(roots) }
+                return try meter.watching(db) { try counter.preview(roots) }
+            }
+        } catch {
+            if meter?.isCancelled == true { throw .cancelled("delete preview") }
+            throw .store(PersistentStore.sqliteMessage(error))
+        }
+    }
+
+    /// The same plan as `deletionPlan(for:)`, by the planner a save carries deletes out with, which reads every
+    /// doomed key: kept to check the counting plan against.
+    func keyReadingDeletionPlan(for objects: [ManagedObject]) throws(ContextError) -> DeletionPlan {
         let roots = objects.filter { !$0.isInserted }.map(\.objectID)
         let coordinator = self.coordinator
         let contextID = id

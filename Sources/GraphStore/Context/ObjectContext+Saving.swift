@@ -45,10 +45,14 @@ extension ObjectContext {
         let onlyReversals = !reversals.isEmpty && inserted.isEmpty && deleted.isEmpty && linkChanges.isEmpty
             && !changedObjects.values.contains(where: \.hasChanges)
         var reversed: [(PendingReversal, UndoJournal.Reversal)] = []
+        let meter = ProgressMeter.make(for: self, onlyReversals ? (reversals.allSatisfy(\.isRedo) ? .redo : .undo) : .save)
         do {
             if records { try journal.install(on: coordinator) }
             try coordinator.write { db in
+                meter?.install(on: db)
+                defer { meter?.uninstall(from: db) }
                 let counted = CountingRunner(coordinator: coordinator, db: db, context: id)
+                counted.meter = meter
                 if records { try journal.begin(step) { sql, arguments in try counted.execute(sql, arguments) } }
                 // Undone saved steps first: later changes in this save apply on top of what they write back.
                 for reversal in reversals {
@@ -265,6 +269,8 @@ extension ObjectContext {
         let db: Database
         let context: ContextID
         var count = 0
+        /// Hears each statement's rows, when the context reports progress.
+        var meter: ProgressMeter?
         /// Each entity's INSERT, prepared on first use in this save (index: entity number - 1).
         private var insertStatements: [OpaquePointer?]
 
@@ -285,17 +291,21 @@ extension ObjectContext {
                 insertStatements[mapping.number - 1] = statement
             }
             try coordinator.insert(db, statement: statement, mapping: mapping, id: id, values: values, keys: keys, context: context)
+            meter?.finished(rows: 1)
         }
 
         @discardableResult
         func execute(_ sql: String, _ arguments: [AttributeValue]) throws -> Int {
             count += 1
-            return try coordinator.execute(db, sql: sql, arguments: arguments, cause: .save, context: context)
+            let changed = try coordinator.execute(db, sql: sql, arguments: arguments, cause: .save, context: context)
+            meter?.finished(rows: changed)
+            return changed
         }
 
         func query(_ sql: String, _ arguments: [AttributeValue], row: (OpaquePointer) throws -> Void) throws {
             count += 1
-            try coordinator.query(db, sql: sql, arguments: arguments, cause: .save, context: context, row: row)
+            let rows = try coordinator.query(db, sql: sql, arguments: arguments, cause: .save, context: context, row: row)
+            meter?.finished(rows: rows)
         }
     }
 

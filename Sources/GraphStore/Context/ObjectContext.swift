@@ -43,6 +43,17 @@ public final class ObjectContext {
     var pendingReversals: [PendingReversal] = []
     /// What the last save deleted and nullified (nil when it deleted nothing).
     public internal(set) var lastDeletion: DeletionPlan?
+    /// Hears how far long work has come: saves (their set-based deletes included), the write-back of undo and redo
+    /// after a save, and `deletionPlan(for:)`. Called on the working thread, at most once per `progressInterval`,
+    /// after a statement or from inside a long one; it must not use this context or its store. Returning false
+    /// cancels a delete preview (which then throws `ContextError.cancelled`); saves run to the end. Nil (the
+    /// default): nothing is timed or counted.
+    public var progressHandler: ((WorkProgress) -> Bool)?
+    /// The least time between two calls of `progressHandler` (and before the first).
+    public var progressInterval: Duration = .milliseconds(100)
+    /// How many doomed objects of an entity `deletionPlan(for:)` lists to count the references to them (see
+    /// `DeletionCounter.listingLimit`); tests lower it to check both ways of counting.
+    var deletionListingLimit = DeletionCounter.defaultListingLimit
     /// Sibling lists for batched faults, by member.
     var faultGroups: [ObjectID: FaultGroup] = [:]
     /// Whether prefetched objects are remembered for `takePrefetchUse()` (off by default: the list is only

@@ -81,6 +81,19 @@ final class TmuxSession {
         try waitUntil(timeout: timeout, "\(text.debugDescription) to go") { !$0.contains(text) }
     }
 
+    /// Polls the screen as fast as tmux answers until one capture shows `text`, settled or not, and returns it: for
+    /// a line that is only up while something runs (a progress line redrawn every 100 ms).
+    @discardableResult
+    func glimpse(_ text: String, timeout: Duration = .seconds(10)) throws -> String {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            let screen = try capture()
+            if screen.contains(text) { return screen }
+            guard clock.now < deadline else { throw Failure.timedOut(waitingFor: text.debugDescription, screen: screen) }
+        }
+    }
+
     private func waitUntil(timeout: Duration, _ what: String, _ condition: (String) -> Bool) throws -> String {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
