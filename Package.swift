@@ -40,24 +40,29 @@ let package = Package(
                 "GraphStore",
                 "ChatFixture",
                 "Browser",
-                "Terminal",
+                "TerminalText",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
 
         // MARK: terminal
+        // Text for the screen with no terminal and no locale behind it: frames, styled lines, keys, display widths
+        // (from a table generated from glibc's data), control characters, escape sequences.
+        .target(
+            name: "TerminalText"
+        ),
         .systemLibrary(
             name: "CNcursesw",
             providers: [.apt(["libncursesw5-dev"])]
         ),
         .target(
             name: "Terminal",
-            dependencies: ["CNcursesw"]
+            dependencies: ["CNcursesw", "TerminalText"]
         ),
         .target(
             name: "Browser",
-            dependencies: ["GraphStore", "ChatFixture", "Terminal"]
+            dependencies: ["GraphStore", "ChatFixture", "TerminalText"]
         ),
 
         // MARK: executable
@@ -70,6 +75,7 @@ let package = Package(
                 "Scenarios",
                 "Browser",
                 "Terminal",
+                "TerminalText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -83,16 +89,16 @@ let package = Package(
         ),
         .testTarget(
             name: "TerminalTests",
-            dependencies: ["Terminal"]
+            dependencies: ["Terminal", "TerminalText", "CNcursesw"]
         ),
         .testTarget(
             name: "BrowserTests",
-            dependencies: ["Browser", "Terminal", "GraphStore", "ChatFixture"],
+            dependencies: ["Browser", "TerminalText", "GraphStore", "ChatFixture"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "FaultlineTests",
-            dependencies: ["faultline", "GraphStore", "Scenarios", "Terminal"]
+            dependencies: ["faultline", "GraphStore", "Scenarios", "TerminalText"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,7 @@ import Browser
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// `render-frame`: the browser's whole 200×60 screen drawn from state, as it is after launch, opening a chat and
 /// moving, with the activity panel and the SQL log full. Only the pure view is timed (no SQL runs while drawing);

@@ -124,7 +124,7 @@ final class StartupCase {
             guard let border = line.firstIndex(of: "│") else { return line }
             return line[..<border]
         }
-        guard pane.count > titles.count * Layout.linesPerChat, pane[0].contains("Chats (\(chats))") else {
+        guard pane.count > titles.count * Layout.linesPerChat, pane[0].contains("Chats (\(ActivityFormat.count(chats)))") else {
             throw BenchmarkError("trace's screen has no chat pane listing \(chats) chats: \(pane.first ?? "")")
         }
         // Each chat's first line starts with its title.

@@ -1,5 +1,5 @@
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The browser's recording of the graph's activity: an `ActivityMonitor` fed action by action from the coordinator's
 /// events. The views draw the monitor, a value (`ActivityPanes`).

@@ -1,7 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The delete-cascade demo: preview from the deletion plan, delete in the context, save, undo and redo.
 extension BrowserModel {

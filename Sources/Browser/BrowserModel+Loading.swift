@@ -1,7 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The fetches behind the panes, and turning the visible part of them into rows.
 extension BrowserModel {

@@ -1,7 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// Turning the visible part of the panes' fetches into the plain rows the views draw.
 extension BrowserModel {

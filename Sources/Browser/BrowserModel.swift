@@ -1,7 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The browser's update: it owns the store, one context and the fetches behind the panes, carries out each
 /// `BrowserAction` through the graph store, and leaves in `state` only plain values for the views.

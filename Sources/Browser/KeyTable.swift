@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 
 /// Where the keyboard focus is.
 public enum Pane: String, Equatable, Sendable, CaseIterable {

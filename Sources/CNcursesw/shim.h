@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <ncursesw/curses.h>
 
-// Hidden by Swift's Glibc module.
+// Hidden by Swift's Glibc module. Only the tests call it: they compare `DisplayWidth`'s table with it.
 extern int wcwidth(wchar_t c);
 
 // From term.h, left out for the macros it defines over common names (lines, columns…): reads a terminal's

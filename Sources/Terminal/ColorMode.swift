@@ -1,3 +1,5 @@
+import TerminalText
+
 /// How much colour the screen uses: the 256-colour palette, the 8 basic colours, or attributes only.
 ///
 /// ```swift

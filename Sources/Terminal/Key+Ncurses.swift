@@ -1,4 +1,5 @@
 import CNcursesw
+import TerminalText
 
 extension Key {
     /// The key for what `wget_wch` read: a key code (`KEY_UP`, `KEY_F(3)`…) when `isKeyCode`, else a character.

@@ -1,4 +1,5 @@
 import CNcursesw
+import TerminalText
 
 /// What each `Role` looks like in a colour mode: the one table of colours and attributes. Each role gets its own
 /// ncurses colour pair (numbered from 1 in `Role.allCases` order); monochrome uses pair 0 and attributes only.

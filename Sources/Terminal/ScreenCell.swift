@@ -1,4 +1,4 @@
-import CNcursesw
+import TerminalText
 
 /// What one screen position holds: a character that takes columns, with the zero-width marks that follow it,
 /// in one style. Lines become cells the same way `DisplayWidth` counts them, so what views measure is what lands.
@@ -22,12 +22,11 @@ extension StyledLine {
     /// cross the edge (so it never wraps); control and unprintable characters are left out, and a zero-width
     /// character joins the cell before it.
     func cells(fittingWidth width: Int) -> [ScreenCell] {
-        TerminalLocale.ensureUTF8()
         var cells: [ScreenCell] = []
         var used = 0
         for span in spans {
             for scalar in span.text.unicodeScalars {
-                guard let columns = Self.columns(of: scalar) else { continue }
+                guard let columns = DisplayWidth.drawnWidth(of: scalar) else { continue }
                 if columns == 0 {
                     if let last = cells.indices.last, cells[last].scalars.count <= ScreenCell.maximumMarks {
                         cells[last].scalars.append(scalar)
@@ -40,13 +39,5 @@ extension StyledLine {
             }
         }
         return cells
-    }
-
-    /// Columns a scalar takes (what `wcwidth` says), or nil for control and unprintable characters.
-    private static func columns(of scalar: Unicode.Scalar) -> Int? {
-        if ControlCharacters.contains(scalar) { return nil }
-        if scalar.value < 0x7F { return 1 }
-        let columns = Int(wcwidth(wchar_t(bitPattern: scalar.value)))
-        return columns < 0 ? nil : columns
     }
 }

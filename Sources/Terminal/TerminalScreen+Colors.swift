@@ -1,5 +1,6 @@
 import CNcursesw
 import Glibc
+import TerminalText
 
 extension TerminalScreen {
     /// Starts colour when the terminal has it, picks the mode (see `ColorMode`) and installs one colour pair per

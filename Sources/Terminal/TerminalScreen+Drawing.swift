@@ -1,4 +1,5 @@
 import CNcursesw
+import TerminalText
 
 extension TerminalScreen {
     /// Shows `frame`: draws the lines that differ from the last frame (all of them after a resize or

@@ -1,5 +1,7 @@
 import CNcursesw
 import Glibc
+import Synchronization
+import TerminalText
 
 extension TerminalScreen {
     /// The next key, click, wheel turn or resize, waiting at most `timeoutMilliseconds` (a negative timeout waits

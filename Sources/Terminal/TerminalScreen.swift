@@ -1,5 +1,7 @@
 import CNcursesw
 import Glibc
+import Synchronization
+import TerminalText
 
 /// The real terminal, driven through ncurses: takes over the screen, draws `Frame`s, reads keys, and gives the
 /// terminal back as it found it, also after Ctrl-C, a `kill` or a crash. One screen at a time.

@@ -4,6 +4,7 @@ import Foundation
 import ChatFixture
 import GraphStore
 import Terminal
+import TerminalText
 
 /// `faultline browse [STORE]`: the chat browser in the terminal. With no subcommand, `faultline` does the same on the
 /// default chat store.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// `faultline check [STORE]`: verifies a store's rows against the model it records, without changing it.
 struct CheckCommand: ParsableCommand {

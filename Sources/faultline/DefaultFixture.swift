@@ -1,7 +1,7 @@
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 #if canImport(Glibc)
 import Glibc

@@ -3,7 +3,7 @@ import ChatFixture
 import Foundation
 import GRDB
 import GraphStore
-import Terminal
+import TerminalText
 
 /// `faultline delete [STORE] (--chat ID | --user ID | --message ID)`: shows what deleting one object takes with it,
 /// then deletes it through the object graph's delete rules and saves.

@@ -3,7 +3,7 @@ import ChatFixture
 import Foundation
 import GRDB
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The `faultline` command: a terminal browser for chat data in a Core Data–style object-graph store.
 @main

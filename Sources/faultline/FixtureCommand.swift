@@ -1,7 +1,7 @@
 import ArgumentParser
 import ChatFixture
 import Foundation
-import Terminal
+import TerminalText
 
 /// `faultline fixture generate`: a chat store with a messenger's shape, the same for the same seed.
 struct FixtureCommand: ParsableCommand {

@@ -1,6 +1,6 @@
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The `model` command's output: a readable summary or JSON, built from one description of the model.
 struct ModelReport: Encodable {

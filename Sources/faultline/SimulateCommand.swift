@@ -2,7 +2,7 @@ import ArgumentParser
 import ChatFixture
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// `faultline simulate [STORE] [--rate N] [--count N] [--seed N]`: incoming messages, saved one at a time, each
 /// reported on stdout once committed.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Browser
 import Foundation
 import GraphStore
+import TerminalText
 
 /// `faultline trace [STORE] --script "down 3; open; …"`: runs the browser headless and prints the final screen,
 /// or with `--json` what each action cost.

@@ -1,7 +1,7 @@
 import Browser
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 import Testing
 
 /// The activity panel and the SQL log as text: exact sizes at any size (wide characters included), what stays

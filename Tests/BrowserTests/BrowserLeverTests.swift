@@ -1,7 +1,7 @@
 import Browser
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 import Testing
 
 /// The browser's levers and the rest of its keys on the default fixture: batching mode, the prefetch cycle, search,

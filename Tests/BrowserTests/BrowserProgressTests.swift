@@ -1,6 +1,7 @@
 import Browser
 import Foundation
 import GraphStore
+import TerminalText
 import Testing
 
 /// Long work in the browser: the progress line the status row shows, the hook the terminal draws it through, and

@@ -2,7 +2,7 @@ import ChatFixture
 import Foundation
 import GraphStore
 @testable import Browser
-import Terminal
+import TerminalText
 import Testing
 
 /// What the chat list and the message pane say about each message and chat, on the default fixture: previews by

@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 import Testing
 
 /// How the help overlay names keys.

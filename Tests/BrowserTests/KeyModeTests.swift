@@ -1,6 +1,6 @@
 import Browser
 import Foundation
-import Terminal
+import TerminalText
 import Testing
 
 /// One key table per mode drives both what a key does and what the hint bar offers, so they cannot disagree; a

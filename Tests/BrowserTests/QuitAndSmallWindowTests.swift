@@ -1,7 +1,7 @@
 import Browser
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 import Testing
 
 /// Keys that could lose work or act on screens no one sees: a window too small takes only quit and resize, the quit

@@ -1,7 +1,7 @@
 import Browser
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 import Testing
 
 /// Enter on a row of the SQL log: the statement in full, its bound values, its cause and its query plan, scrolled

@@ -1,7 +1,7 @@
 import Browser
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 import Testing
 
 /// The search field: it filters titles and members' names as typed (`.refine`), Esc gives the list back as it was,

@@ -1,7 +1,7 @@
 import Browser
 import ChatFixture
 import Foundation
-import Terminal
+import TerminalText
 import Testing
 
 /// The browser's screens as text, on the default fixture, at 80×24, 120×40 and 200×60, compared with the files in

@@ -1,5 +1,5 @@
 import Foundation
-import Terminal
+import TerminalText
 import Testing
 
 /// The real `faultline browse` in a real terminal (tmux, UTF-8, a fixed size): keys typed, the screen read back with

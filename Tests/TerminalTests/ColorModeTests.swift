@@ -1,4 +1,5 @@
 @testable import Terminal
+import TerminalText
 import Testing
 
 /// Which colour mode a terminal gets, from its colours and `NO_COLOR`.

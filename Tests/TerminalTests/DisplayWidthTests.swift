@@ -1,4 +1,4 @@
-import Terminal
+@testable import TerminalText
 import Testing
 
 /// Widths in terminal columns, and cutting and padding by them.
@@ -32,5 +32,32 @@ import Testing
         for line in DisplayWidth.wrap("렌탈 스키 🎿 and 日本語 words mixed in a long line", width: 7) {
             #expect(DisplayWidth.of(line) <= 7, "\(line)")
         }
+    }
+
+    @Test func widthsComeFromTheTableWithNoLocale() {
+        #expect(DisplayWidth.width(of: "\u{1F600}") == 2)
+        #expect(DisplayWidth.width(of: "\u{20000}") == 2)   // CJK extension B
+        #expect(DisplayWidth.width(of: "\u{E0001}") == 0)   // a tag: format character
+        #expect(DisplayWidth.width(of: "\u{200B}") == 0)
+        #expect(DisplayWidth.width(of: "\u{00AD}") == 1)    // glibc draws the soft hyphen
+        #expect(DisplayWidth.width(of: "\u{E000}") == 1)    // private use
+        #expect(DisplayWidth.width(of: "\u{10FFFD}") == 1)
+        // Unprintable for wcwidth, and left out by the screen: no columns.
+        for scalar: Unicode.Scalar in ["\u{0}", "\u{1B}", "\u{7F}", "\u{9B}", "\u{378}", "\u{2028}", "\u{FFFF}"] {
+            #expect(DisplayWidth.width(of: scalar) == 0, "U+\(String(scalar.value, radix: 16))")
+            #expect(DisplayWidth.drawnWidth(of: scalar) == nil, "U+\(String(scalar.value, radix: 16))")
+        }
+        #expect(DisplayWidth.drawnWidth(of: "\u{301}") == 0)
+    }
+
+    @Test func theTableIsSortedAndItsRangesAreDisjoint() {
+        let table = DisplayWidth.exceptions
+        #expect(!table.isEmpty)
+        for (index, range) in table.enumerated() {
+            #expect(range.first <= range.last)
+            #expect([-1, 0, 2].contains(range.columns))
+            if index > 0 { #expect(table[index - 1].last < range.first) }
+        }
+        #expect(table.last.map { $0.last <= 0x10FFFF } == true)
     }
 }

@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 import Testing
 
 /// What follows an Esc, decoded without a terminal: the characters as `wget_wch` would hand them over.

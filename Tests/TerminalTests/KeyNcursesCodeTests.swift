@@ -1,5 +1,6 @@
 import CNcursesw
 @testable import Terminal
+import TerminalText
 import Testing
 
 /// Keys from the codes `wget_wch` reads and from mouse events.

@@ -1,5 +1,6 @@
 import CNcursesw
 @testable import Terminal
+import TerminalText
 import Testing
 
 /// What each role looks like in each colour mode.

@@ -1,4 +1,5 @@
 @testable import Terminal
+import TerminalText
 import Testing
 
 /// Lines cut into screen cells, the way `DisplayWidth` measures them.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import Terminal
+import TerminalText
 import Testing
 
 /// Escape sequences through real ncurses: what it decodes itself, what the screen reads after an Esc, and the SGR

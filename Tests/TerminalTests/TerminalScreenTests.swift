@@ -1,6 +1,7 @@
 import CNcursesw
 import Glibc
 @testable import Terminal
+import TerminalText
 import Testing
 
 /// Opening, drawing frames and reading keys on a real ncurses screen that writes to /dev/null (see

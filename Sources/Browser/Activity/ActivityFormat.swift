@@ -1,6 +1,6 @@
 import Foundation
 import GraphStore
-import Terminal
+import TerminalText
 
 /// How the activity panel and the SQL log write durations, counts and bound values.
 ///

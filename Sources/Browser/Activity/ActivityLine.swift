@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 
 /// Makes the activity views' lines exactly as wide as asked.
 ///

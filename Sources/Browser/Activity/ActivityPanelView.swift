@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 
 /// The "Graph activity" panel: what the last action cost beside the totals since the start, its warnings, the
 /// entities it faulted most, and sparklines of the last minute.

@@ -1,5 +1,5 @@
 import GraphStore
-import Terminal
+import TerminalText
 
 /// One statement of the SQL log in full, for the detail box Enter opens on a log row: the statement wrapped at its
 /// clauses, its bound values, what caused it (pane, kind, entity, key), its rows and time, and its query plan.

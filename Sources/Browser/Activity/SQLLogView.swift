@@ -1,5 +1,5 @@
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The SQL log: one line per statement, newest first: duration, rows, cause, then the SQL and its arguments.
 ///

@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 
 /// The graph-activity panel and the SQL log as panes, with their titles, drawn from the monitor's state (a value).
 enum ActivityPanes {

@@ -1,5 +1,5 @@
 import Foundation
-import Terminal
+import TerminalText
 
 /// The whole screen from state: panes laid out for the size, the status line, the hint bar, and any overlay.
 /// Pure: it reads no objects and runs no SQL.

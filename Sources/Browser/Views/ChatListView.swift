@@ -1,5 +1,5 @@
 import Foundation
-import Terminal
+import TerminalText
 
 /// The chat list as a messenger draws it, two lines per chat:
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import Terminal
+import TerminalText
 
 /// The open chat's messages, newest at the bottom, under day headers (one always tops the pane, so the date of the
 /// top message is in view), with reply quotes, edited marks and the kind of non-text messages; or its members when

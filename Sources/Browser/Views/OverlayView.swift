@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 
 /// Pop-ups drawn over the panes: help, the delete preview, the quit question and the search field.
 enum OverlayView {

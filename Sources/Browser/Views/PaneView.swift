@@ -1,4 +1,4 @@
-import Terminal
+import TerminalText
 
 /// Pieces every pane uses: its title row, rows cut and padded to the pane's width, and side-by-side composition.
 enum PaneView {

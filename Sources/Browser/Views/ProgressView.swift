@@ -1,5 +1,5 @@
 import GraphStore
-import Terminal
+import TerminalText
 
 /// The line drawn in place of the status line while long work runs: what, rows so far, elapsed time, and what a
 /// key does meanwhile (Esc cancels a delete preview; other keys are dropped).

@@ -1,5 +1,5 @@
 import Foundation
-import Terminal
+import TerminalText
 import Testing
 
 /// Plain-text snapshots: a rendered screen compared with a `.txt` file kept beside the tests, or written there when

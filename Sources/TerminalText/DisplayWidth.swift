@@ -1,9 +1,10 @@
-import CNcursesw
-import Foundation
-import Synchronization
-
 /// Widths of text in terminal columns, as the terminal will draw it: CJK and most emoji take two, combining marks
 /// none. Views measure, cut and pad with these, never with `String.count`, so that columns line up.
+///
+/// The widths are glibc's (what `wcwidth` answers in a UTF-8 locale, which is what ncurses and tmux draw by), read
+/// from a table generated from glibc's locale sources (`Scripts/generate-width-table.py`), so no locale is needed
+/// and a measure means the same on every platform. Characters `wcwidth` calls unprintable (controls, unassigned
+/// code points) take no columns: the screen leaves them out.
 ///
 /// ```swift
 /// DisplayWidth.of("日本")                          // 4
@@ -12,7 +13,6 @@ import Synchronization
 public enum DisplayWidth {
     /// Columns `text` takes.
     public static func of(_ text: String) -> Int {
-        TerminalLocale.ensureUTF8()
         var total = 0
         for scalar in text.unicodeScalars { total += width(of: scalar) }
         return total
@@ -21,7 +21,6 @@ public enum DisplayWidth {
     /// Whether `text` takes more than `width` columns; stops measuring as soon as it does, so a long text costs
     /// no more than its first `width` columns.
     public static func exceeds(_ text: String, _ width: Int) -> Bool {
-        TerminalLocale.ensureUTF8()
         var total = 0
         for scalar in text.unicodeScalars {
             total += DisplayWidth.width(of: scalar)
@@ -30,10 +29,31 @@ public enum DisplayWidth {
         return false
     }
 
-    /// Columns one scalar takes: what `wcwidth` says, with control characters (which views never draw) as 0.
+    /// Columns one scalar takes: what `wcwidth` says, with control and unprintable characters (which the screen
+    /// never draws) as 0.
     public static func width(of scalar: Unicode.Scalar) -> Int {
-        if scalar.value < 0x7F { return scalar.value >= 0x20 ? 1 : 0 }
-        return max(0, Int(wcwidth(wchar_t(bitPattern: scalar.value))))
+        max(0, columns(of: scalar.value))
+    }
+
+    /// Columns a scalar takes when drawn, or nil for a control or unprintable character, which the screen leaves
+    /// out rather than draw.
+    package static func drawnWidth(of scalar: Unicode.Scalar) -> Int? {
+        let columns = columns(of: scalar.value)
+        return columns < 0 ? nil : columns
+    }
+
+    /// `wcwidth` from the table: 0, 1 or 2 columns, or -1 for an unprintable code point.
+    private static func columns(of value: UInt32) -> Int {
+        if value < 0x7F { return value >= 0x20 ? 1 : -1 }
+        // The last range that starts at or before `value`; the value is in it or in none.
+        var low = 0
+        var high = exceptions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if exceptions[middle].first <= value { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, value <= exceptions[low - 1].last else { return 1 }
+        return Int(exceptions[low - 1].columns)
     }
 
     /// `text` cut to at most `width` columns; when cut, it ends with `ellipsis` (still within `width`). Whole
@@ -112,28 +132,5 @@ public enum DisplayWidth {
     public static func fitRight(_ text: String, width: Int) -> String {
         let cut = truncate(text, width: width)
         return String(repeating: " ", count: max(0, width - of(cut))) + cut
-    }
-}
-
-/// The process's character locale, made UTF-8 before anything measures or draws text.
-public enum TerminalLocale {
-    private static let done = Mutex(false)
-
-    /// Adopts the environment's locale; when its codeset is not UTF-8 (CI often sets no `LANG`), uses `C.UTF-8` for
-    /// characters. Without a UTF-8 locale `wcwidth` and ncurses treat every non-ASCII character as unprintable.
-    public static func ensureUTF8() {
-        done.withLock { done in
-            guard !done else { return }
-            done = true
-            setlocale(LC_ALL, "")
-            if !isUTF8 { setlocale(LC_CTYPE, "C.UTF-8") }
-        }
-    }
-
-    /// Whether the character locale in force is UTF-8.
-    public static var isUTF8: Bool {
-        guard let codeset = nl_langinfo(nl_item(CODESET)) else { return false }
-        let name = String(cString: codeset).uppercased()
-        return name == "UTF-8" || name == "UTF8"
     }
 }
