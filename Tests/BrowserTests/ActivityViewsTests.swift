@@ -150,7 +150,7 @@ import Testing
         let lines = ActivityPanelView.lines(summary: nil, totals: ActivityCounts(), timeline: ActivityTimeline(), width: 30, height: 4)
         #expect(lines.map(\.text) == [
             "last: no action yet           ",
-            "SQL 0 stmts 0µs  rows 0       ",
+            "SQL 0 stmts   0µs  rows 0     ",
             "faults 0  hits 0  misses 0    ",
             "rel. faults 0  fetches 0  sav…",
         ])

@@ -93,7 +93,9 @@ public enum ActivityPanelView {
             [
                 Span("SQL ", label), Span(ActivityFormat.count(counts.statements), number),
                 Span(counts.statements == 1 ? " stmt " : " stmts ", label),
-                Span(ActivityFormat.duration(counts.sqlTime), number), Span("  rows ", label),
+                // A duration takes at most five columns (under 10 s): right-aligned in them, the rest of the line
+                // does not move as timings change.
+                Span(DisplayWidth.fitRight(ActivityFormat.duration(counts.sqlTime), width: 5), number), Span("  rows ", label),
                 Span(ActivityFormat.count(counts.rows), number),
             ],
             [
