@@ -174,8 +174,8 @@ struct DeletionCounter {
                 continue
             }
             // A cycle of Cascade rules: one recursive term for the component, whose UNION visits each row once.
-            // cannot fail: components are never empty.
-            let cycle = "c\(component.min()!)"
+            guard let smallest = component.min() else { continue }
+            let cycle = "c\(smallest)"
             var parts: [String] = []
             var uses: [String] = []
             for table in component {
@@ -455,8 +455,10 @@ struct DeletionCounter {
                 rules.append(RowRule(key: key, column: toOne.column, condition: "t.\(toOne.column) IS NOT NULL\(survives)", entities: [number]))
             }
         }
-        // cannot fail: every reachable table has its enumeration.
-        let doomed = scanning ? memberRow(table, "t", depth: 1) : enumerations[table]!
+        guard let doomed = scanning ? memberRow(table, "t", depth: 1) : enumerations[table] else {
+            // Every table the delete reaches has its enumeration; one without is a planning bug, said as one.
+            throw ContextError.store("delete preview: no description of the doomed rows of table \(table)")
+        }
         var sql = "SELECT \(entityTerm(table, "t")), COUNT(*)" + rules.map { ", COUNT(CASE WHEN \($0.condition) THEN 1 END)" }.joined()
             + " FROM \(root.table) t WHERE \(doomed) GROUP BY 1"
         if rootKeys[table] != nil {
@@ -507,9 +509,8 @@ struct DeletionCounter {
             }
         }
         var blockers: [DeletionPlan.Blocker] = []
-        for key in holders.keys.sorted() {
-            // cannot fail: a key of the dictionary.
-            for (relationship, count) in holders[key]!.sorted(by: { $0.key < $1.key }) {
+        for (key, relationships) in holders.sorted(by: { $0.key < $1.key }) {
+            for (relationship, count) in relationships.sorted(by: { $0.key < $1.key }) {
                 let uri = coordinator.uri(for: ObjectID(entityNumber: mapping.number, primaryKey: key))
                 blockers.append(.init(object: uri, entity: mapping.name, relationship: relationship, count: count))
             }
@@ -528,8 +529,8 @@ struct DeletionCounter {
         let exact: ClosedRange<Int>? = mapping.tableHasSubentities ? mapping.number...mapping.number : nil
         /// Whether `key` (a term never NULL where used) is the key of one of the doomed objects.
         func isSource(_ key: String) -> String {
-            // cannot fail: the entity has doomed rows, so its table is reachable.
-            listing ? "\(key) IN \(sources(mapping))" : memberKey(mapping.rootNumber, key, entities: exact, depth: 1)!
+            // A table the delete does not reach holds no doomed object: nothing is a source there.
+            listing ? "\(key) IN \(sources(mapping))" : memberKey(mapping.rootNumber, key, entities: exact, depth: 1) ?? "0"
         }
         /// Surviving rows of `table` (of `root`'s hierarchy) whose `column` points at the doomed objects.
         func clearing(_ column: String, in table: String, root: Int, key: String) {
