@@ -128,6 +128,17 @@ public enum DisplayWidth {
         return lines
     }
 
+    /// The display columns at which `character` stands in `line` (where a pane edge `│` is drawn, say).
+    public static func columns(of character: Character, in line: String) -> [Int] {
+        var columns: [Int] = []
+        var column = 0
+        for next in line {
+            if next == character { columns.append(column) }
+            column += of(String(next))
+        }
+        return columns
+    }
+
     /// Exactly `width` columns, the text at the right.
     public static func fitRight(_ text: String, width: Int) -> String {
         let cut = truncate(text, width: width)

@@ -240,13 +240,7 @@ import Testing
 
     /// The display columns of the box-drawing rules (`│`) in a line.
     static func ruleColumns(_ line: String) -> [Int] {
-        var columns: [Int] = []
-        var column = 0
-        for character in line {
-            if character == "│" { columns.append(column) }
-            column += DisplayWidth.of(String(character))
-        }
-        return columns
+        DisplayWidth.columns(of: "│", in: line)
     }
 
     /// The ends of durations cut by an overlay's border, as `~`s.

@@ -204,13 +204,7 @@ struct BrowserEndToEndTests {
 
     /// Display columns at which `│` (the pane edge) stands in `line`.
     static func separatorColumns(_ line: String) -> [Int] {
-        var columns: [Int] = []
-        var column = 0
-        for character in line {
-            if character == "│" { columns.append(column) }
-            column += DisplayWidth.of(String(character))
-        }
-        return columns
+        DisplayWidth.columns(of: "│", in: line)
     }
 
     /// The chat list's part of a row: everything before the first pane edge.

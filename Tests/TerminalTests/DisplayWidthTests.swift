@@ -12,6 +12,11 @@ import Testing
         #expect(DisplayWidth.of("") == 0)
     }
 
+    @Test func aCharactersColumnsCountWideCharactersTwice() {
+        #expect(DisplayWidth.columns(of: "│", in: "日本│ab│🎿│") == [4, 7, 10])
+        #expect(DisplayWidth.columns(of: "│", in: "none here").isEmpty)
+    }
+
     @Test func fittingCutsWithAnEllipsisAndPadsToTheWidth() {
         #expect(DisplayWidth.fit("Ski trip", width: 5) == "Ski …")
         #expect(DisplayWidth.fit("ab", width: 4) == "ab  ")
