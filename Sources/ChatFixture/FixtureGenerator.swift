@@ -136,7 +136,7 @@ public final class FixtureGenerator {
     private func write(to path: String, progress: (FixtureProgress) -> Void) throws -> FixtureSummary {
         let model = try ChatModel.make()
         let store = try PersistentStore.open(path: path, model: model, options: .init(storeUUID: storeUUID))
-        let coordinator = PersistentStoreCoordinator(store: store, classes: ChatModel.classes, rowCacheCapacity: 20_000)
+        let coordinator = try PersistentStoreCoordinator(store: store, classes: ChatModel.classes, rowCacheCapacity: 20_000)
         var writer = BatchWriter(context: ObjectContext(coordinator: coordinator, name: "fixture"), batchSize: batchSize)
         var plan = try FixturePlan(options: options, corpus: corpus, now: now, model: model)
         let before = coordinator.events.counters.total

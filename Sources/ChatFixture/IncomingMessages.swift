@@ -132,7 +132,7 @@ public struct IncomingMessages: Sendable {
         var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("messagesCount", ascending: false), .init("SELF")])
         request.includesPendingChanges = false
         let chats = try context.fetchObjectIDs(request)
-        guard !chats.isEmpty else { throw .store("the store has no chats to deliver messages to") }
+        guard !chats.isEmpty else { throw .invalidFetch("the store has no chats to deliver messages to") }
         var cumulative: [Double] = []
         cumulative.reserveCapacity(chats.count)
         var total = 0.0

@@ -10,8 +10,13 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     case invalidFetch(String)
     /// A delete refused by Deny rules: nothing was written.
     case deleteDenied([DeletionPlan.Blocker])
-    /// An error from the store (SQLite, read-only…), with its message.
-    case store(String)
+    /// A statement SQLite refused or could not finish: its result codes, its words and the statement.
+    case sqlite(SQLiteError)
+    /// The store cannot be written or read as asked (opened read-only, locked, not writable…).
+    case store(StoreError)
+    /// The store holds what no store Faultline or Core Data writes can hold (a key counter that cannot count on,
+    /// a version at its largest value…): what was found, and where.
+    case damaged(String)
     /// Pending changes broke the model's rules: every failure found, in a stable order. Nothing was written and
     /// the context keeps its changes, so they can be fixed and saved again.
     case validation([ValidationFailure])
@@ -25,9 +30,12 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .unknownEntity(let name): "the model has no entity '\(name)'"
         case .invalidFetch(let message): message
         case .deleteDenied(let blockers): "delete denied: " + blockers.map(\.description).joined(separator: "; ")
-        case .store(let message): message
+        case .sqlite(let error): error.description
+        case .store(let error): error.description
+        case .damaged(let message): message
         case .validation(let failures): "validation failed: " + failures.map(\.description).joined(separator: "; ")
         case .cancelled(let work): "\(work) cancelled"
         }
     }
+
 }

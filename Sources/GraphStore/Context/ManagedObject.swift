@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let student = try context.existingObject(with: id)
 /// student.isFault                                  // true: nothing read yet
-/// student.value(forKey: "name") as? String         // fires the fault: row cache, else one SELECT
+/// student.value(forKey: "name") as? String         // fires the fault: row cache, else one statement by key
 /// student.setValue("Ana", forKey: "name")          // recorded; written by the next save
 /// ```
 /// Objects belong to the context that made them and must stay on its thread or actor.
@@ -271,7 +271,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The values as last saved (or read), for the given keys (all persistent attributes and to-ones when nil).
     public final func committedValues(forKeys keys: [String]? = nil) -> [String: AttributeValue] {
-        if !isInsertedFlag { fulfill(key: keys?.first ?? "committedValues") }
+        if !isInsertedFlag { fulfill(keys?.first.map(FaultTrigger.key) ?? .committedValues) }
         var result: [String: AttributeValue] = [:]
         for (index, attribute) in mapping.attributes.enumerated() where keys?.contains(attribute.name) ?? true {
             result[attribute.name] = snapshot?.values[index] ?? .null
@@ -300,13 +300,27 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return resolved
     }
 
+    /// A save inserted the object's row: it takes its permanent ID and the row, and its own new values go.
+    func didInsert(as snapshot: RowSnapshot) {
+        objectID = snapshot.objectID
+        isInsertedFlag = false
+        newValues = []
+        newKeys = []
+        newValuesSet = 0
+        self.snapshot = snapshot
+    }
+
     func fulfill(key: String) {
+        fulfill(.key(key))
+    }
+
+    func fulfill(_ trigger: FaultTrigger) {
         if isUntouchedPrefetch {
             isUntouchedPrefetch = false
             context?.untouchedPrefetches.remove(objectID)
         }
         guard snapshot == nil, !isInsertedFlag, faultError == nil else { return }
-        context?.fulfillFault(self, key: key)
+        context?.fulfillFault(self, trigger: trigger)
     }
 
     func destinationID(ofToOne index: Int) -> ObjectID? {
@@ -316,50 +330,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return snapshot?.toOneKeys[index] ?? nil
     }
 }
-
-/// A to-many as one context sees it: the loaded members (nil while a fault) and changes not yet saved.
-struct ToManyState {
-    /// Members in order, when the relationship fault has fired.
-    var members: [ObjectID]?
-    /// Added since the last save, in order (kept even while `members` is nil, so nothing needs fetching). Adding
-    /// is on the path of every new object that joins a to-many, so it is a plain append: an ID added twice appears
-    /// twice, and readers take `addedOnce`.
-    var added: [ObjectID] = []
-    var removed: Set<ObjectID> = []
-    /// Whether the order of an ordered to-many changed and must be rewritten.
-    var reordered = false
-
-    var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || reordered }
-
-    /// `added` without repeats, in order of first addition.
-    var addedOnce: [ObjectID] {
-        var seen = Set<ObjectID>(minimumCapacity: added.count)
-        return added.filter { seen.insert($0).inserted }
-    }
-
-    mutating func add(_ id: ObjectID) {
-        if removed.isEmpty || removed.remove(id) == nil { added.append(id) }
-        if members?.contains(id) == false { members?.append(id) }
-    }
-
-    /// Removes `id`. A member added since the last save is only taken out of `added`, unless `mayBeStored`: then,
-    /// with the relationship fault not fired, nobody knows whether the store links it too (adding it again was
-    /// recorded all the same), so it is recorded as removed as well.
-    mutating func remove(_ id: ObjectID, mayBeStored: Bool = false) {
-        // Rare next to adding (an object leaving a to-many it joined since the last save), so a scan will do.
-        let count = added.count
-        added.removeAll { $0 == id }
-        if added.count == count || (mayBeStored && members == nil) { removed.insert(id) }
-        members?.removeAll { $0 == id }
-    }
-
-    /// Adds or removes `id`; an ordered to-many then needs its positions written.
-    mutating func apply(_ id: ObjectID, adding: Bool, ordered: Bool, mayBeStored: Bool = false) {
-        if adding { add(id) } else { remove(id, mayBeStored: mayBeStored) }
-        if ordered { reordered = true }
-    }
-}
-
 extension AttributeValue {
     /// The plain Swift value (`String`, `Int64`, `Double`, `Bool`, `Date`, `Data`, `UUID`, `URL`, `Decimal`), or nil.
     public var swiftValue: Any? {

@@ -29,42 +29,6 @@ extension ObjectContext {
         return loaded
     }
 
-    /// `SELECT 0, t0.Z_PK FROM <DEST> t0 WHERE t0.<INVERSE> = ?`, or through the join table: IDs only, so the row
-    /// cache is not filled and each destination touched later is its own fault, exactly as Core Data does.
-    func fireRelationshipFault(_ object: ManagedObject, toMany index: Int) -> [ObjectID] {
-        let toMany = object.mapping.toManys[index]
-        let entityTerm = toMany.destinationHasSubentities ? "t0.Z_ENT" : "0"
-        let sql: String
-        switch toMany.storage {
-        case .inverseForeignKey(let table, let column, let orderColumn):
-            sql = "SELECT \(entityTerm), t0.Z_PK FROM \(table) t0 WHERE t0.\(column) = ?" + (orderColumn.map { " ORDER BY t0.\($0)" } ?? "")
-        case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn, _):
-            sql = "SELECT \(entityTerm), t0.Z_PK FROM \(table) t1 JOIN \(toMany.destinationTable) t0 ON t0.Z_PK = t1.\(destinationColumn) WHERE t1.\(sourceColumn) = ?"
-                + (orderColumn.map { " ORDER BY t1.\($0)" } ?? "")
-        case .foreignKey, .transient:
-            return []
-        }
-        let start = ContinuousClock.now
-        var ids: [ObjectID] = []
-        let destinations = coordinator.mapping(forEntityNumber: toMany.destinationNumber).entityNumbers
-        do {
-            _ = try coordinator.read { db in
-                try coordinator.query(db, sql: sql, arguments: [.integer(object.objectID.primaryKey)],
-                                      cause: .relationshipFault(entity: object.entityName, key: toMany.name), context: id) { handle in
-                    let entity = toMany.destinationHasSubentities ? SQLiteValues.int64(handle, 0) : Int64(toMany.destinationNumber)
-                    ids.append(ObjectID.stored(entity: entity, of: destinations, key: SQLiteValues.int64(handle, 1)))
-                }
-            }
-        } catch {
-            object.faultError = .store(PersistentStore.sqliteMessage(error))
-        }
-        coordinator.events.emit(.relationshipFault(RelationshipFaultEvent(
-            entity: object.entityName, objectID: object.objectID, key: toMany.name, rows: ids.count,
-            duration: ContinuousClock.now - start)), context: id)
-        recordFaultGroup(ids, size: faultBatchSize(forRelationship: toMany.name, of: object.mapping))
-        return ids
-    }
-
     /// Sets a to-one; with `maintainInverse`, moves the object between the old and new destinations' inverse.
     func setToOne(_ object: ManagedObject, index: Int, to destination: ManagedObject?, maintainInverse: Bool) {
         let toOne = object.mapping.toOnes[index]

@@ -1,6 +1,5 @@
 import Collections
 import Foundation
-import GRDB
 
 /// A scratch pad of objects on a coordinator: uniquing, faulting, change tracking and saving.
 ///
@@ -182,86 +181,9 @@ public final class ObjectContext {
     public func existingObject(with id: ObjectID) throws(ContextError) -> ManagedObject {
         let object = object(with: id)
         if object.isInserted { return object }
-        if object.isFault { fulfillFault(object, key: "existingObject") }
+        if object.isFault { fulfillFault(object, trigger: .existingObject) }
         if let error = object.faultError { throw error }
         return object
-    }
-
-    /// Objects of `entity` (and its sub-entities) whose attributes or to-ones equal the given values, in `Z_PK` order.
-    /// The rows fill the row cache; the objects come back as faults unless `returnsObjectsAsFaults` is false, so
-    /// reading them later costs no SQL either way.
-    public func fetch(_ entity: String, where conditions: [(key: String, value: AttributeValue)] = [], returnsObjectsAsFaults: Bool = true) throws(ContextError) -> [ManagedObject] {
-        guard let mapping = coordinator.mapping(forEntity: entity) else { throw .unknownEntity(entity) }
-        var clauses: [String] = []
-        var arguments: [AttributeValue] = []
-        let included = [mapping] + mapping.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) }
-        let plan = RowReadPlan(included)
-        if mapping.tableHasSubentities {
-            let numbers = included.map(\.number)
-            clauses.append(numbers.count == 1 ? "t0.Z_ENT = ?" : "t0.Z_ENT IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))")
-            arguments += numbers.map { .integer(Int64($0)) }
-        }
-        for (key, value) in conditions {
-            switch mapping.slot(forKey: key) {
-            case .attribute(let index)?:
-                clauses.append(value.isNull ? "t0.\(mapping.attributes[index].column) IS NULL" : "t0.\(mapping.attributes[index].column) = ?")
-            case .toOne(let index)?:
-                clauses.append(value.isNull ? "t0.\(mapping.toOnes[index].column) IS NULL" : "t0.\(mapping.toOnes[index].column) = ?")
-            default:
-                preconditionFailure("fetch can match attributes and to-ones only, not '\(key)'")
-            }
-            if !value.isNull { arguments.append(value) }
-        }
-        let whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
-        let sql = "SELECT \(plan.selectList) FROM \(mapping.table) t0\(whereClause) ORDER BY t0.Z_PK"
-        let start = ContinuousClock.now
-        var snapshots: [RowSnapshot] = []
-        do {
-            _ = try coordinator.read { db in
-                try coordinator.query(db, sql: sql, arguments: arguments, cause: .fetch(entity: entity), context: id) { handle in
-                    snapshots.append(SQLiteValues.snapshot(handle, plan: plan))
-                }
-            }
-        } catch {
-            throw .store(PersistentStore.sqliteMessage(error))
-        }
-        coordinator.rowCache.insert(contentsOf: snapshots)
-        let objects = snapshots.map { snapshot -> ManagedObject in
-            let object = object(with: snapshot.objectID)
-            if !returnsObjectsAsFaults, object.snapshot == nil, !object.isInserted { object.snapshot = snapshot }
-            return object
-        }
-        coordinator.events.emit(.fetch(FetchEvent(entity: entity, rows: objects.count, duration: ContinuousClock.now - start)), context: id)
-        return objects
-    }
-
-    // MARK: faults
-
-    /// Fills a fault: from the row cache (a hit, no SQL) or with one SELECT by primary key (a miss).
-    func fulfillFault(_ object: ManagedObject, key: String) {
-        let start = ContinuousClock.now
-        let objectID = object.objectID
-        if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
-        if let cached = coordinator.rowCache.snapshot(for: objectID) {
-            object.snapshot = cached
-            coordinator.events.emit(.objectFault(ObjectFaultEvent(
-                entity: object.entityName, objectID: objectID, key: key, isCacheHit: true, duration: ContinuousClock.now - start)), context: id)
-            return
-        }
-        do {
-            if !faultGroups.isEmpty, let group = faultGroups[objectID] {
-                let snapshot = try fulfillFaultBatch(for: objectID, in: group, cause: .objectFault(entity: object.entityName, key: key))
-                if let snapshot { object.snapshot = snapshot } else { object.faultError = .objectNotFound(uri: coordinator.uri(for: objectID)) }
-            } else if let snapshot = try coordinator.fetchSnapshot(objectID, cause: .objectFault(entity: object.entityName, key: key), context: id) {
-                object.snapshot = snapshot
-            } else {
-                object.faultError = .objectNotFound(uri: coordinator.uri(for: objectID))
-            }
-        } catch {
-            object.faultError = .store(PersistentStore.sqliteMessage(error))
-        }
-        coordinator.events.emit(.objectFault(ObjectFaultEvent(
-            entity: object.entityName, objectID: objectID, key: key, isCacheHit: false, duration: ContinuousClock.now - start)), context: id)
     }
 
     // MARK: registry

@@ -37,7 +37,7 @@ struct FetchPlan {
             : [mapping]
         self.included = included
         self.includedNumbers = Set(included.map(\.number))
-        self.rowPlan = PlanCache.rowPlan(for: mapping, includesSubentities: request.includesSubentities, coordinator: coordinator)
+        self.rowPlan = coordinator.planCache.rowPlan(for: mapping, includesSubentities: request.includesSubentities, coordinator: coordinator)
 
         var compiler = PredicateCompiler(schema: coordinator.store.schema, entity: mapping.name)
         var clauses: [String] = []
@@ -181,9 +181,9 @@ struct FetchPlan {
     var idSelectList: String { (mapping.tableHasSubentities ? "t0.Z_ENT" : "0") + ", t0.Z_PK" }
 
     /// Reads an ID from the first two columns of an ID-only statement.
-    func objectID(_ handle: OpaquePointer, offset: Int32 = 0) -> ObjectID {
-        let entity = mapping.tableHasSubentities ? SQLiteValues.int64(handle, offset) : Int64(mapping.number)
-        return ObjectID.stored(entity: entity, of: mapping.entityNumbers, key: SQLiteValues.int64(handle, offset + 1))
+    func objectID(_ handle: borrowing RowView, offset: Int32 = 0) -> ObjectID {
+        let entity = mapping.tableHasSubentities ? handle.int64(offset) : Int64(mapping.number)
+        return ObjectID.stored(entity: entity, of: mapping.entityNumbers, key: handle.int64(offset + 1))
     }
 
     /// Limits are numbers the request holds, not user text, so they are written inline as Core Data writes them.

@@ -165,7 +165,7 @@ final class BatchedFetch {
                 var total = loaded.total ?? 0
                 if loaded.total == nil {
                     try context.runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
-                        total = Int(SQLiteValues.int64(handle, 0))
+                        total = Int(handle.int64(0))
                     }
                 }
                 // A batch asked for past the end (the result shrank) leaves the count as the store gives it.

@@ -57,7 +57,7 @@ struct JoinedPrefetch: Sendable {
             separate.endColumn = plan.rowPlan.columnCount
             return separate
         }
-        return PlanCache.joinedPrefetch(for: plan) {
+        return coordinator.planCache.joinedPrefetch(for: plan) {
             JoinedPrefetch(request: request, mapping: plan.mapping, rootPlan: plan.rowPlan, coordinator: coordinator)
         }
     }
@@ -101,7 +101,7 @@ struct JoinedPrefetch: Sendable {
                     continue
                 }
                 let alias = "p\(nodes.count + 1)"
-                let plan = PlanCache.rowPlan(forTableOf: step.destination, coordinator: coordinator)
+                let plan = coordinator.planCache.rowPlan(forTableOf: step.destination, coordinator: coordinator)
                 joins.append("LEFT JOIN \(step.destination.table) \(alias) ON \(alias).Z_PK = \(parentAlias).\(step.toOne.column)")
                 terms.append(plan.selectList(alias: alias))
                 nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next))
@@ -111,7 +111,7 @@ struct JoinedPrefetch: Sendable {
             if let last {
                 let alias = "p\(nodes.count + 1)"
                 let destination = coordinator.mapping(forEntityNumber: last.relationship.destinationNumber)
-                let plan = PlanCache.rowPlan(forTableOf: destination, coordinator: coordinator)
+                let plan = coordinator.planCache.rowPlan(forTableOf: destination, coordinator: coordinator)
                 joins.append("LEFT JOIN \(last.table) \(alias) ON \(alias).\(last.column) = \(parentAlias).Z_PK")
                 terms.append(plan.selectList(alias: alias))
                 let node = Node(keyPath: keyPath, alias: alias, plan: plan, offset: next)
@@ -148,10 +148,10 @@ struct JoinedPrefetch: Sendable {
         }
 
         /// The row's ID; nil when its columns are NULL (a left join that found nothing).
-        func objectID(_ handle: OpaquePointer) -> ObjectID? {
-            if SQLiteValues.isNull(handle, offset + 1) { return nil }
-            let entity = hasEntityColumn ? SQLiteValues.int64(handle, offset) : Int64(defaultEntity)
-            return ObjectID.stored(entity: entity, of: entityNumbers, key: SQLiteValues.int64(handle, offset + 1))
+        func objectID(_ handle: borrowing RowView) -> ObjectID? {
+            if handle.isNull(offset + 1) { return nil }
+            let entity = hasEntityColumn ? handle.int64(offset) : Int64(defaultEntity)
+            return ObjectID.stored(entity: entity, of: entityNumbers, key: handle.int64(offset + 1))
         }
     }
 
@@ -168,7 +168,7 @@ struct JoinedPrefetch: Sendable {
 
     /// Takes the joined destinations of the current result row into `found`. A destination already read by this
     /// statement (a sender of many messages, say) is not read again.
-    func read(_ handle: OpaquePointer, into found: inout Rows) {
+    func read(_ handle: borrowing RowView, into found: inout Rows) {
         var owner: ObjectID?
         if toManyIndex >= 0, let id = ownerKey.objectID(handle) {
             if found.members[id] == nil {
@@ -181,7 +181,7 @@ struct JoinedPrefetch: Sendable {
             guard let id = keys[index].objectID(handle) else { continue }
             if found.rows[id] == nil {
                 let node = nodes[index]
-                found.rows[id] = (SQLiteValues.snapshot(handle, plan: node.plan, offset: node.offset), node.keyPath)
+                found.rows[id] = (handle.snapshot(node.plan, offset: node.offset), node.keyPath)
             }
             // A member comes once per row of its owner (its owner's own row repeats with every member of it).
             if index == toManyIndex, let owner, found.membersSeen.insert(id).inserted {
@@ -194,8 +194,8 @@ struct JoinedPrefetch: Sendable {
 extension RowReadPlan {
     /// The ID of the row whose columns (selected with this plan's `selectList`) start at `offset`, without reading
     /// its values.
-    func objectID(_ handle: OpaquePointer, offset: Int32) -> ObjectID {
-        let entity = hasEntityColumn ? SQLiteValues.int64(handle, offset) : Int64(defaultEntity)
-        return ObjectID.stored(entity: entity, of: entityNumbers, key: SQLiteValues.int64(handle, offset + 1))
+    func objectID(_ handle: borrowing RowView, offset: Int32) -> ObjectID {
+        let entity = hasEntityColumn ? handle.int64(offset) : Int64(defaultEntity)
+        return ObjectID.stored(entity: entity, of: entityNumbers, key: handle.int64(offset + 1))
     }
 }

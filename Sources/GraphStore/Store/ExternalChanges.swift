@@ -133,10 +133,9 @@ extension PersistentStoreCoordinator {
     }
 
     private func scan(_ db: Database, known: [Int: Int64], own: [Int: [ClosedRange<Int64>]], maxima: inout [Int: Int64], extra: [ObjectID: Int64], into note: inout SaveNotification) throws {
-        let cause = StatementCause.other("changes from another process")
-        try query(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY", arguments: [], cause: cause, context: nil) { handle in
-            // Int is 64 bits wide on every platform this builds for: an Int64 from the file always fits.
-            maxima[Int(SQLiteValues.int64(handle, 0))] = SQLiteValues.int64(handle, 1)
+        let runner = StatementRunner(coordinator: self, db: db, cause: .other("changes from another process"), context: nil)
+        try runner.query(SQLStatement("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY")) { row in
+            maxima[row.int(0)] = row.int64(1)
         }
         // The rows this process may hold, by root entity.
         let cached = rowCache.cachedSnapshots(for: rowCache.idsByRecency())
@@ -154,9 +153,9 @@ extension PersistentStoreCoordinator {
             let number = root.number
             // New rows: keys above the last known maximum.
             if let before = known[number], let now = maxima[number], now > before {
-                try query(db, sql: "SELECT \(plan.selectList) FROM \(root.table) t0 WHERE t0.Z_PK > ? AND t0.Z_PK <= ? ORDER BY t0.Z_PK",
-                          arguments: [.integer(before), .integer(now)], cause: cause, context: nil) { handle in
-                    let snapshot = SQLiteValues.snapshot(handle, plan: plan)
+                try runner.query(SQLStatement("SELECT \(plan.selectList) FROM \(root.table) t0 WHERE t0.Z_PK > ? AND t0.Z_PK <= ? ORDER BY t0.Z_PK",
+                                              [.integer(before), .integer(now)])) { row in
+                    let snapshot = row.snapshot(plan)
                     if let ranges = own[number], ranges.contains(where: { $0.contains(snapshot.objectID.primaryKey) }) { return }
                     note.inserted.append(snapshot.objectID)
                     note.values[snapshot.objectID] = snapshot
@@ -166,9 +165,8 @@ extension PersistentStoreCoordinator {
             // Held rows: which moved on, which are gone.
             guard let keys = held[number], !keys.isEmpty else { continue }
             var versions: [Int64: Int64] = [:]
-            try query(db, sql: "SELECT Z_PK, Z_OPT FROM \(root.table) WHERE Z_PK \(DeletionPlanner.inKeys)",
-                      arguments: [DeletionPlanner.json(keys.keys.sorted())], cause: cause, context: nil) { handle in
-                versions[SQLiteValues.int64(handle, 0)] = SQLiteValues.int64(handle, 1)
+            try runner.query(MappingSQL.versions(of: root.table, keys: keys.keys.sorted())) { row in
+                versions[row.int64(0)] = row.int64(1)
             }
             var moved: [Int64] = []
             for (key, row) in keys.sorted(by: { $0.key < $1.key }) {
@@ -183,9 +181,9 @@ extension PersistentStoreCoordinator {
                 }
             }
             guard !moved.isEmpty else { continue }
-            try query(db, sql: "SELECT \(plan.selectList) FROM \(root.table) t0 WHERE t0.Z_PK \(DeletionPlanner.inKeys)",
-                      arguments: [DeletionPlanner.json(moved)], cause: cause, context: nil) { handle in
-                let snapshot = SQLiteValues.snapshot(handle, plan: plan)
+            try runner.query(SQLStatement("SELECT \(plan.selectList) FROM \(root.table) t0 WHERE t0.Z_PK \(MappingSQL.inKeys)",
+                                          [MappingSQL.json(moved)])) { row in
+                let snapshot = row.snapshot(plan)
                 let id = snapshot.objectID
                 guard stale[id] != nil else { return }
                 note.updated.append(id)

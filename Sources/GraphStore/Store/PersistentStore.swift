@@ -61,6 +61,8 @@ public final class PersistentStore: Sendable {
     public let readOnlyReason: String?
     /// Whether the store was created by this `open`.
     public let wasCreated: Bool
+    /// How long its connections wait for another connection's lock (`Options.busyTimeout`).
+    public let busyTimeout: TimeInterval
     /// The connections: a WAL pool when writable, a read-only queue otherwise.
     public let database: any DatabaseReader
     private let writer: (any DatabaseWriter)?
@@ -82,7 +84,8 @@ public final class PersistentStore: Sendable {
     private let writeCheck: Mutex<Result<Void, StoreError>?>
 
     private init(path: String, schema: StoreSchema, storeUUID: String, database: any DatabaseReader, writer: (any DatabaseWriter)?,
-                 look: StoreLook?, readOnlyReason: String? = nil, wasCreated: Bool, checked: Bool = false) {
+                 look: StoreLook?, busyTimeout: TimeInterval, readOnlyReason: String? = nil, wasCreated: Bool, checked: Bool = false) {
+        self.busyTimeout = busyTimeout
         self.writeCheck = Mutex(checked || wasCreated ? .success(()) : nil)
         self.path = path
         self.look = look
@@ -162,7 +165,7 @@ public final class PersistentStore: Sendable {
                         throw error
                     }
                 }
-                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: queue, writer: nil, look: look,
+                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: queue, writer: nil, look: look, busyTimeout: options.busyTimeout,
                                        readOnlyReason: options.readOnly ? nil : check.writeProblem, wasCreated: false)
             }
             let (storeUUID, look, queue) = try verifyWithRetry(path: path, file: check, schema: schema, options: options, keepOpen: true)
@@ -185,7 +188,7 @@ public final class PersistentStore: Sendable {
             return try wrapSQLiteErrors(path: path, options: options) {
                 let pool = try DatabasePool(path: path, configuration: configuration(readOnly: false, options: options))
                 return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: pool, writer: pool, look: nil,
-                                       wasCreated: false, checked: checked)
+                                       busyTimeout: options.busyTimeout, wasCreated: false, checked: checked)
             }
         }
     }
@@ -224,7 +227,7 @@ public final class PersistentStore: Sendable {
                 try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [ModelCache.encode(schema.model)])
             }
             return PersistentStore(path: path, schema: schema, storeUUID: uuidText, database: pool, writer: pool, look: nil,
-                                   wasCreated: true)
+                                   busyTimeout: options.busyTimeout, wasCreated: true)
         } catch {
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 try? FileManager.default.removeItem(atPath: path + suffix)

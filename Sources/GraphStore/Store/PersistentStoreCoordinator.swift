@@ -19,6 +19,8 @@ public final class PersistentStoreCoordinator: Sendable {
     public let events: EventHub
     /// Before-images of the rows recorded saves changed, for undo after a save.
     let undoJournal: UndoJournal
+    /// Read plans and joined-prefetch layouts, made once per entity and request shape.
+    let planCache = PlanCache()
     /// Who hears of each save (see `addSaveObserver`).
     let saveObservers = SaveObservers()
     /// Where the store stood when other processes' writes were last looked for.
@@ -30,7 +32,7 @@ public final class PersistentStoreCoordinator: Sendable {
     private let mappingNameBits: [KeyBits]
     /// One read-only connection for faults and fetches, used without a pool checkout: one-row reads are the hot
     /// path, and checking a reader out of GRDB's pool cost more than the read itself.
-    private let reader: DatabaseQueue?
+    private let reader: DatabaseQueue
     /// Where an object fault that misses the row cache reads its row: a connection of its own with one statement
     /// per entity, prepared once, taken under a lock. A fault through `reader` paid more for the dispatch queue and
     /// the statement cache's lookup by SQL text than SQLite spent on the row. Nil when it could not be opened.
@@ -43,13 +45,14 @@ public final class PersistentStoreCoordinator: Sendable {
     deinit {
         // The read-only connections close before the store's own: the last connection to a store to close folds
         // the write-ahead log into the file and removes it with its index, which a read-only one cannot do.
-        try? reader?.close()
+        try? reader.close()
         keyReader?.close()
     }
 
     /// - Parameter classes: `ManagedObject` subclasses for the typed API, each used for the entity named by its
     ///   `entityName`; other entities get plain `ManagedObject`s.
-    public init(store: PersistentStore, classes: [ManagedObject.Type] = [], rowCacheCapacity: Int = 100_000) {
+    /// Throws when the reading connection cannot be opened on the store's file.
+    public init(store: PersistentStore, classes: [ManagedObject.Type] = [], rowCacheCapacity: Int = 100_000) throws(StoreError) {
         self.store = store
         self.rowCache = RowCache(capacity: rowCacheCapacity)
         self.events = EventHub(entityNames: store.model.entities.map(\.name))
@@ -69,9 +72,14 @@ public final class PersistentStoreCoordinator: Sendable {
                                          uniquingKeysWith: { first, _ in first })
         // Both read the file as the store's own connection does (see `PersistentStore.readerLocation`), so they
         // make no file beside it either.
-        self.reader = try? DatabaseQueue(path: store.readerLocation, configuration: PersistentStore.configuration(readOnly: true, options: .init()))
+        do {
+            self.reader = try DatabaseQueue(path: store.readerLocation,
+                                            configuration: PersistentStore.configuration(readOnly: true, options: .init(busyTimeout: store.busyTimeout)))
+        } catch {
+            throw .unreadable(path: store.path, reason: "its reading connection could not be opened: \(PersistentStore.sqliteMessage(error))")
+        }
         self.keyReader = PrimaryKeyReader(path: store.readerLocation, entityCount: mappings.count,
-                                          busyTimeout: PersistentStore.Options().busyTimeout)
+                                          busyTimeout: store.busyTimeout)
     }
 
     /// Opens (or creates) the store at `path` and puts a coordinator on it.
@@ -79,7 +87,7 @@ public final class PersistentStoreCoordinator: Sendable {
         path: String, model: ObjectModel, options: PersistentStore.Options = .init(), classes: [ManagedObject.Type] = [],
         rowCacheCapacity: Int = 100_000
     ) throws(StoreError) {
-        self.init(store: try PersistentStore.open(path: path, model: model, options: options), classes: classes, rowCacheCapacity: rowCacheCapacity)
+        try self.init(store: try PersistentStore.open(path: path, model: model, options: options), classes: classes, rowCacheCapacity: rowCacheCapacity)
     }
 
     /// The mapping of entity `number`, one of the model's (object IDs read from the file carry only those: see
@@ -134,8 +142,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Runs `body` on a reading connection, without opening a transaction (as Core Data reads: row by row).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        if let reader { return try reader.inDatabase(body) }
-        return try store.database.unsafeReentrantRead(body)
+        try reader.inDatabase(body)
     }
 
     /// Runs `body` in one write transaction, once the store has passed its check before a first write
@@ -165,103 +172,33 @@ public final class PersistentStoreCoordinator: Sendable {
 
     // MARK: statements
 
-    /// Runs a query, calling `row` for each result row; reports one statement event. Returns the number of rows.
+    /// Runs `body` with a statement runner on the reading connection, outside any transaction (as Core Data reads:
+    /// row by row); every error comes out as a `ContextError`.
     @discardableResult
-    func query(
-        _ db: Database, sql: String, arguments: [AttributeValue], cause: StatementCause, context: ContextID?,
-        row: (OpaquePointer) throws -> Void
-    ) throws -> Int {
-        let start = ContinuousClock.now
-        let handle = try prepare(db, sql: sql, arguments: arguments)
-        defer { sqlite3_reset(handle) }
-        var count = 0
-        while true {
-            let code = sqlite3_step(handle)
-            guard code == SQLITE_ROW else {
-                guard code == SQLITE_DONE else { throw failure(db, code: code, sql: sql) }
-                break
-            }
-            count += 1
-            try row(handle)
+    func reading<T>(cause: StatementCause, context: ContextID?, _ body: (StatementRunner) throws -> T) throws(ContextError) -> T {
+        do {
+            return try read { db in try body(StatementRunner(coordinator: self, db: db, cause: cause, context: context)) }
+        } catch {
+            throw ContextError.from(error, busyTimeout: store.busyTimeout)
         }
-        report(db, sql: sql, arguments: arguments, rows: count, duration: ContinuousClock.now - start, cause: cause, context: context)
-        return count
     }
 
-    /// Runs a statement that changes rows; reports one statement event. Returns the number of rows changed.
+    /// Runs `body` with a statement runner in one write transaction (see `write`); every error comes out as a
+    /// `ContextError`, and the transaction is rolled back.
     @discardableResult
-    func execute(_ db: Database, sql: String, arguments: [AttributeValue], cause: StatementCause, context: ContextID?) throws -> Int {
-        let start = ContinuousClock.now
-        let handle = try prepare(db, sql: sql, arguments: arguments)
-        defer { sqlite3_reset(handle) }
-        var code = sqlite3_step(handle)
-        while code == SQLITE_ROW { code = sqlite3_step(handle) }
-        guard code == SQLITE_DONE else { throw failure(db, code: code, sql: sql) }
-        let changes = Int(sqlite3_changes(db.sqliteConnection))
-        report(db, sql: sql, arguments: arguments, rows: changes, duration: ContinuousClock.now - start, cause: cause, context: context)
-        return changes
-    }
-
-    /// Inserts a new object's row with its entity's `insertSQL` on `handle` (prepared once per save by the caller),
-    /// binding straight from the values; reports one statement event, whose arguments are built only when someone
-    /// observes them.
-    func insert(
-        _ db: Database, statement handle: OpaquePointer, mapping: EntityMapping, id: ObjectID, values: [AttributeValue],
-        keys: [ObjectID?], context: ContextID?
-    ) throws {
-        let start = ContinuousClock.now
-        sqlite3_reset(handle)
-        sqlite3_bind_int64(handle, 1, id.primaryKey)
-        sqlite3_bind_int64(handle, 2, Int64(id.entityNumber))
-        sqlite3_bind_int64(handle, 3, 1)
-        var position: Int32 = 4
-        for index in mapping.insertedAttributeIndexes {
-            SQLiteValues.bind(values[index], at: position, to: handle)
-            position += 1
-        }
-        for (index, key) in keys.enumerated() {
-            if let key { sqlite3_bind_int64(handle, position, key.primaryKey) } else { sqlite3_bind_null(handle, position) }
-            position += 1
-            if mapping.toOnes[index].entityColumn != nil {
-                if let key { sqlite3_bind_int64(handle, position, Int64(key.entityNumber)) } else { sqlite3_bind_null(handle, position) }
-                position += 1
+    func writing<T>(cause: StatementCause, context: ContextID?, meter: ProgressMeter? = nil,
+                    _ body: (StatementRunner) throws -> T) throws(ContextError) -> T {
+        do {
+            return try write { db in
+                meter?.install(on: db)
+                defer { meter?.uninstall(from: db) }
+                let runner = StatementRunner(coordinator: self, db: db, cause: cause, context: context)
+                runner.meter = meter
+                return try body(runner)
             }
+        } catch {
+            throw ContextError.from(error, busyTimeout: store.busyTimeout)
         }
-        var code = sqlite3_step(handle)
-        while code == SQLITE_ROW { code = sqlite3_step(handle) }
-        guard code == SQLITE_DONE else { throw failure(db, code: code, sql: mapping.insertSQL) }
-        let changes = Int(sqlite3_changes(db.sqliteConnection))
-        var arguments: [AttributeValue] = []
-        if events.hasObservers {
-            arguments = [.integer(id.primaryKey), .integer(Int64(id.entityNumber)), .integer(1)]
-            arguments += mapping.insertedAttributeIndexes.map { values[$0] }
-            for (index, key) in keys.enumerated() {
-                arguments.append(key.map { .integer($0.primaryKey) } ?? .null)
-                if mapping.toOnes[index].entityColumn != nil { arguments.append(key.map { .integer(Int64($0.entityNumber)) } ?? .null) }
-            }
-        }
-        report(db, sql: mapping.insertSQL, arguments: arguments, rows: changes, duration: ContinuousClock.now - start, cause: .save, context: context)
-    }
-
-    /// A cached statement, reset and bound: steps run on it directly (GRDB keeps caching and errors).
-    private func prepare(_ db: Database, sql: String, arguments: [AttributeValue]) throws -> OpaquePointer {
-        let handle = try db.cachedStatement(sql: sql).sqliteStatement
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
-        SQLiteValues.bind(arguments, to: handle)
-        return handle
-    }
-
-    private func failure(_ db: Database, code: Int32, sql: String) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
-    }
-
-    private func report(_ db: Database, sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause, context: ContextID?) {
-        var plan: [String]?
-        if events.wantsQueryPlans {
-            plan = queryPlan(db, sql: sql, arguments: arguments)
-        }
-        events.emit(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration, cause: cause, queryPlan: plan)), context: context)
     }
 
     /// `EXPLAIN QUERY PLAN` of a statement, run on the reading connection: one line per step, indented by depth.
@@ -273,7 +210,7 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
-    private func queryPlan(_ db: Database, sql: String, arguments: [AttributeValue]) -> [String]? {
+    func queryPlan(_ db: Database, sql: String, arguments: [AttributeValue]) -> [String]? {
         guard let statement = try? db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql) else { return nil }
         let handle = statement.sqliteStatement
         SQLiteValues.bind(arguments, to: handle)
@@ -285,21 +222,23 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// Reads one row by primary key, filling the row cache; nil when the row is gone.
-    func fetchSnapshot(_ id: ObjectID, cause: StatementCause, context: ContextID?) throws -> RowSnapshot? {
+    func fetchSnapshot(_ id: ObjectID, cause: StatementCause, context: ContextID?) throws(ContextError) -> RowSnapshot? {
         let mapping = mappings[id.entityNumber - 1]
         var found: RowSnapshot?
         if let keyReader, !events.wantsQueryPlans {
             let start = ContinuousClock.now
-            found = try keyReader.snapshot(of: mapping, primaryKey: id.primaryKey)
+            do {
+                found = try keyReader.snapshot(of: mapping, primaryKey: id.primaryKey)
+            } catch {
+                throw ContextError.from(error, busyTimeout: store.busyTimeout)
+            }
             // As for inserts, the arguments are built only for someone who will see them.
             let arguments: [AttributeValue] = events.hasObservers ? [.integer(id.primaryKey)] : []
             events.emit(.statement(StatementEvent(sql: mapping.selectByPrimaryKey, arguments: arguments, rows: found == nil ? 0 : 1,
                                                   duration: ContinuousClock.now - start, cause: cause)), context: context)
         } else {
-            _ = try read { db in
-                try query(db, sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], cause: cause, context: context) { handle in
-                    found = SQLiteValues.snapshot(handle, mapping: mapping)
-                }
+            try reading(cause: cause, context: context) { runner in
+                try runner.query(SQLStatement(mapping.selectByPrimaryKey, [.integer(id.primaryKey)])) { row in found = row.snapshot(mapping) }
             }
         }
         if let found { rowCache.insert(found) }

@@ -39,8 +39,6 @@ final class UndoJournal: Sendable {
         var restored: [ObjectID] = []
     }
 
-    typealias Query = (_ sql: String, _ arguments: [AttributeValue], _ row: (OpaquePointer) throws -> Void) throws -> Void
-
     let tables: [Table]
     private let copyRefreshes: [CopyRefresh]
     private struct State {
@@ -141,7 +139,8 @@ final class UndoJournal: Sendable {
     }
 
     /// Deletes the images of discarded steps, and starts recording `step`.
-    func begin(_ step: Int64, execute: (String, [AttributeValue]) throws -> Void) throws {
+    func begin(_ step: Int64, runner: StatementRunner) throws {
+        func execute(_ sql: String, _ arguments: [AttributeValue]) throws { try runner.execute(SQLStatement(sql, arguments)) }
         let discarded = state.withLock { state in
             defer { state.discarded.removeAll() }
             return state.discarded
@@ -151,7 +150,7 @@ final class UndoJournal: Sendable {
             for table in tables { byTable[table, default: []].append(step) }
         }
         for index in byTable.keys.sorted() {
-            let steps = DeletionPlanner.json(byTable[index]!.sorted())  // cannot fail: a key of the dictionary
+            let steps = MappingSQL.json((byTable[index] ?? []).sorted())
             try execute("DELETE FROM temp.\(tables[index].rows) WHERE Z_STEP IN (SELECT value FROM json_each(?))", [steps])
             try execute("DELETE FROM temp.\(tables[index].keys) WHERE Z_STEP IN (SELECT value FROM json_each(?))", [steps])
         }
@@ -159,11 +158,14 @@ final class UndoJournal: Sendable {
     }
 
     /// Stops recording; returns the tables `step` touched (indexes into `tables`).
-    func end(_ step: Int64, query: Query) throws -> [Int] {
+    func end(_ step: Int64, runner: StatementRunner) throws -> [Int] {
+        func query(_ sql: String, _ arguments: [AttributeValue], _ row: (borrowing RowView) throws -> Void) throws {
+            try runner.query(SQLStatement(sql, arguments), row: row)
+        }
         let sql = tables.indices.map { "SELECT \($0) WHERE EXISTS (SELECT 1 FROM temp.\(tables[$0].keys) WHERE Z_STEP = ?1)" }
             .joined(separator: " UNION ALL ")
         var touched: [Int] = []
-        try query(sql, [.integer(step)]) { touched.append(Int(SQLiteValues.int64($0, 0))) }
+        try query(sql, [.integer(step)]) { touched.append($0.int(0)) }
         try query("UPDATE temp.GS_UNDO_STATE SET Z_STEP = NULL", []) { _ in }
         return touched
     }
@@ -172,13 +174,16 @@ final class UndoJournal: Sendable {
 
     /// Writes back what `step` changed in `touched` tables, while `current` records (so the reversal can itself be
     /// undone). Nothing is written when a row the step left changed since (another writer): the conflicts come back.
-    func reverse(_ step: Int64, touched: [Int], current: Int64, query: Query) throws -> Reversal {
+    func reverse(_ step: Int64, touched: [Int], current: Int64, runner: StatementRunner) throws -> Reversal {
+        func query(_ sql: String, _ arguments: [AttributeValue], _ row: (borrowing RowView) throws -> Void) throws {
+            try runner.query(SQLStatement(sql, arguments), row: row)
+        }
         var outcome = Reversal()
         let arguments: [AttributeValue] = [.integer(step)]
         let entityTables = touched.filter { !tables[$0].isJoinTable }.map { tables[$0] }
         let joinTables = touched.filter { tables[$0].isJoinTable }.map { tables[$0] }
-        func id(_ handle: OpaquePointer) -> ObjectID {
-            ObjectID(entityNumber: Int(SQLiteValues.int64(handle, 1)), primaryKey: SQLiteValues.int64(handle, 0))
+        func id(_ row: borrowing RowView) -> ObjectID {
+            ObjectID(entityNumber: row.int(1), primaryKey: row.int64(0))
         }
         // Rows the step left that changed since, went, or whose key came back.
         for table in entityTables {

@@ -165,35 +165,19 @@ extension ObjectContext {
             }
         }
         guard columns.count == keys.count else { return }
-        let entityTerm = declaring.tableHasSubentities ? "t0.Z_ENT" : "0"
-        let join = columns.enumerated().map { "t0.\($1) = v.column\($0 + 2)" }
-            + (declaring.tableHasSubentities ? ["t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"] : [])
-        let row = "(" + Array(repeating: "?", count: keys.count + 1).joined(separator: ", ") + ")"
         let groupsPerStatement = max(1, Self.boundParameterLimit / (keys.count + 1))
         var matches: [(group: Int, id: ObjectID)] = []
         var start = 0
         while start < queried.count {
             let chunk = queried[start..<min(start + groupsPerStatement, queried.count)]
             start += chunk.count
-            var arguments: [AttributeValue] = []
-            arguments.reserveCapacity(chunk.count * (keys.count + 1))
-            for (group, values) in chunk {
-                arguments.append(.integer(Int64(group)))
-                arguments += values.map(\.argument)
-            }
-            let sql = "SELECT v.column1, \(entityTerm), t0.Z_PK FROM (VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", "))) v"
-                + " JOIN \(declaring.table) t0 ON \(join.joined(separator: " AND ")) ORDER BY v.column1, t0.Z_PK"
-            do {
-                _ = try coordinator.read { db in
-                    try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("validation of \(entity.name) unique \(constraintKey)"),
-                                          context: id) { handle in
-                        let number = declaring.tableHasSubentities ? SQLiteValues.int64(handle, 1) : Int64(declaring.number)
-                        matches.append((Int(SQLiteValues.int64(handle, 0)),
-                                        ObjectID.stored(entity: number, of: declaring.entityNumbers, key: SQLiteValues.int64(handle, 2))))
-                    }
+            let statement = MappingSQL.rowsMatchingGroups(declaring, columns: columns, entities: declaring.tableHasSubentities ? numbers : nil,
+                                                          groups: chunk.map { ($0.offset, $0.element.map(\.argument)) })
+            try coordinator.reading(cause: .other("validation of \(entity.name) unique \(constraintKey)"), context: id) { runner in
+                try runner.query(statement) { row in
+                    let number = declaring.tableHasSubentities ? row.int64(1) : Int64(declaring.number)
+                    matches.append((row.int(0), ObjectID.stored(entity: number, of: declaring.entityNumbers, key: row.int64(2))))
                 }
-            } catch {
-                throw .store(PersistentStore.sqliteMessage(error))
             }
         }
         for (group, rowID) in matches where !movedIDs.contains(rowID) && !isDeletedHere(rowID) {
@@ -241,7 +225,7 @@ extension ObjectContext {
 }
 
 /// One key value of a uniqueness candidate, comparable the way the store's unique index compares.
-private enum UniqueComponent: Hashable {
+enum UniqueComponent: Hashable {
     case text([UInt8])
     case value(AttributeValue)
     /// A to-one's destination: its primary key decides (keys are unique across an entity hierarchy).
@@ -280,7 +264,7 @@ private enum UniqueComponent: Hashable {
 }
 
 /// Failures by object position, so that each object's come out together and objects in save order.
-private struct ValidationReport {
+struct ValidationReport {
     private var byPosition: [Int: [ValidationFailure]] = [:]
 
     var isEmpty: Bool { byPosition.isEmpty }
@@ -295,137 +279,5 @@ private struct ValidationReport {
 
     var failures: [ValidationFailure] {
         byPosition.keys.sorted().flatMap { byPosition[$0]! }  // cannot fail: keys of the dictionary
-    }
-}
-
-/// The rules of one entity, worked out once per save from its mapping; properties without rules are left out.
-private struct ValidationRules {
-    struct AttributeRule {
-        let index: Int
-        let name: String
-        let type: AttributeType
-        let isRequired: Bool
-        let minimum: String?
-        let maximum: String?
-        let pattern: String?
-
-        /// Why `value` breaks the rule, or nil when it does not.
-        func problem(with value: AttributeValue) -> String? {
-            if case .null = value { return isRequired ? "is required" : nil }
-            if let minimum, let order = compare(value, minimum), order == .orderedAscending {
-                return boundPhrase("at least", minimum)
-            }
-            if let maximum, let order = compare(value, maximum), order == .orderedDescending {
-                return boundPhrase("at most", maximum)
-            }
-            if let pattern, case .string(let text) = value, !PredicateFunctions.matches(text, pattern, .matches, options: []) {
-                return "must match \(pattern)"
-            }
-            return nil
-        }
-
-        /// How `value` sits against a bound written as Xcode writes it; nil when they do not compare.
-        private func compare(_ value: AttributeValue, _ bound: String) -> ComparisonResult? {
-            let text = bound.trimmingCharacters(in: .whitespaces)
-            func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
-                a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
-            }
-            switch value {
-            case .integer(let number):
-                if let limit = Int64(text) { return order(number, limit) }
-                return Double(text).map { order(Double(number), $0) }
-            case .double(let number):
-                return Double(text).map { order(number, $0) }
-            case .decimal(let number):
-                return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map { order(number, $0) }
-            case .date(let date):
-                return Double(text).map { order(date.timeIntervalSinceReferenceDate, $0) }
-            case .string(let string):
-                return Double(text).map { order(Double(string.utf16.count), $0) }
-            case .data(let data) where type == .binaryData:
-                return Double(text).map { order(Double(data.count), $0) }
-            default:
-                return nil
-            }
-        }
-
-        private func boundPhrase(_ side: String, _ bound: String) -> String {
-            let text = bound.trimmingCharacters(in: .whitespaces)
-            switch type {
-            case .string: return "must have \(side) \(text) characters"
-            case .binaryData: return "must have \(side) \(text) bytes"
-            case .date:
-                let date = Double(text).map { Date(timeIntervalSinceReferenceDate: $0) }
-                return "must be \(side == "at least" ? "no earlier than" : "no later than") \(date.map(ValidationRules.iso8601) ?? text)"
-            default: return "must be \(side) \(text)"
-            }
-        }
-    }
-
-    struct ToOneRule {
-        let index: Int
-        let name: String
-    }
-
-    struct ToManyRule {
-        let index: Int
-        let name: String
-        let isRequired: Bool
-        let minCount: Int
-        let maxCount: Int
-
-        func problem(withCount count: Int) -> String? {
-            if count == 0 && !isRequired { return nil }
-            let least = max(minCount, isRequired ? 1 : 0)
-            if count < least { return "has \(Self.members(count)), at least \(least) required" }
-            if maxCount > 0 && count > maxCount { return "has \(Self.members(count)), at most \(maxCount) allowed" }
-            return nil
-        }
-
-        static func members(_ count: Int) -> String { count == 1 ? "1 member" : "\(count) members" }
-    }
-
-    let attributes: [AttributeRule]
-    let toOnes: [ToOneRule]
-    let toManys: [ToManyRule]
-
-    init(_ mapping: EntityMapping) {
-        attributes = mapping.attributes.enumerated().compactMap { index, stored in
-            let description = stored.description
-            guard !description.isDerived, !description.isTransient else { return nil }
-            let rule = AttributeRule(index: index, name: stored.name, type: stored.type, isRequired: !description.isOptional,
-                                     minimum: description.minValue, maximum: description.maxValue,
-                                     pattern: stored.type == .string ? description.regularExpression : nil)
-            return rule.isRequired || rule.minimum != nil || rule.maximum != nil || rule.pattern != nil ? rule : nil
-        }
-        toOnes = mapping.toOnes.enumerated().compactMap { index, toOne in
-            toOne.description.isOptional ? nil : ToOneRule(index: index, name: toOne.name)
-        }
-        toManys = mapping.toManys.enumerated().compactMap { index, toMany in
-            let description = toMany.description
-            guard !description.isOptional || description.minCount > 0 || description.maxCount > 0 else { return nil }
-            return ToManyRule(index: index, name: toMany.name, isRequired: !description.isOptional,
-                              minCount: description.minCount, maxCount: description.maxCount)
-        }
-    }
-
-    static func iso8601(_ date: Date) -> String {
-        date.formatted(.iso8601)
-    }
-
-    /// A value as a failure message shows it.
-    static func describe(_ value: AttributeValue) -> String {
-        switch value {
-        case .null: "nil"
-        case .integer(let number): String(number)
-        case .double(let number): String(number)
-        case .decimal(let number): number.description
-        case .string(let text): "'\(text)'"
-        case .boolean(let flag): flag ? "YES" : "NO"
-        case .date(let date): iso8601(date)
-        case .data(let data): "<\(data.count) bytes>"
-        case .uuid(let uuid): uuid.uuidString
-        case .uri(let url): url.absoluteString
-        }
     }
 }

@@ -61,7 +61,7 @@ extension ObjectContext {
 
     /// Reads `id`'s row and up to `group.size - 1` siblings not in the row cache with one statement; returns
     /// `id`'s row (nil when it is gone). The rows go to the row cache, and their to-ones become groups in turn.
-    func fulfillFaultBatch(for id: ObjectID, in group: FaultGroup, cause: StatementCause) throws -> RowSnapshot? {
+    func fulfillFaultBatch(for id: ObjectID, in group: FaultGroup, cause: StatementCause) throws(ContextError) -> RowSnapshot? {
         let position = group.ids.firstIndex(of: id) ?? 0
         // Siblings after the object first (the order they will likely be touched in), then those before it.
         let candidates = group.ids[(position + 1)...] + group.ids[..<position]
@@ -77,11 +77,8 @@ extension ObjectContext {
         let plan = rowPlan(forTableOf: root)
         let list = KeyList(wanted.map(\.primaryKey))
         var rows: [RowSnapshot] = []
-        _ = try coordinator.read { db in
-            try coordinator.query(db, sql: "SELECT \(plan.selectList) FROM \(root.table) t0 WHERE t0.Z_PK IN \(list.sql)",
-                                  arguments: list.arguments, cause: cause, context: self.id) { handle in
-                rows.append(SQLiteValues.snapshot(handle, plan: plan))
-            }
+        try coordinator.reading(cause: cause, context: self.id) { runner in
+            try runner.query(MappingSQL.rows(plan, of: root.table, keys: list)) { row in rows.append(row.snapshot(plan)) }
         }
         coordinator.rowCache.insert(contentsOf: rows)
         recordToOneFaultGroups(rows)

@@ -5,7 +5,7 @@ import Foundation
 /// one JSON text per set (`IN (SELECT value FROM json_each(?))`), so a cascade of 100,000 messages is still a
 /// handful of statements with one bound value each.
 struct DeletionPlanner {
-    typealias Query = (_ sql: String, _ arguments: [AttributeValue], _ row: (OpaquePointer) throws -> Void) throws -> Void
+    typealias Query = (_ sql: String, _ arguments: [AttributeValue], _ row: (borrowing RowView) throws -> Void) throws -> Void
 
     /// A change to surviving rows: foreign keys set to NULL, or join-table links removed.
     struct Step {
@@ -30,12 +30,12 @@ struct DeletionPlanner {
     /// Rows to delete: table (by its root entity's number) → primary key → the row's entity number.
     private(set) var doomed: [Int: [Int64: Int]] = [:]
     /// `doomed`'s keys per table as JSON, made once the closure is complete (every step binds them).
-    private var doomedJSON: [Int: AttributeValue] = [:]
+    var doomedJSON: [Int: AttributeValue] = [:]
     /// Links the store still holds that unsaved changes removed (`noteUnlinked`): Cascade and Deny rules do not
     /// follow them, so a delete follows the relationships as the context has them, not as they were saved.
-    private var unlinked: Set<Link> = []
+    var unlinked: Set<Link> = []
     /// Links unsaved changes made from stored rows (`noteLinked`), by source: Deny rules count them too.
-    private var linked: [RowKey: [(relationship: String, destination: ObjectID)]] = [:]
+    var linked: [RowKey: [(relationship: String, destination: ObjectID)]] = [:]
 
     struct RowKey: Hashable {
         let root: Int
@@ -51,16 +51,17 @@ struct DeletionPlanner {
         let destination: Int64
     }
 
-    init(coordinator: PersistentStoreCoordinator, query: @escaping Query, execute: Execute? = nil) {
-        self.coordinator = coordinator
-        self.query = query
-        self.execute = execute
+    /// A planner whose statements run on `runner`: with `writes`, a save's, which carries the delete out.
+    init(runner: StatementRunner, writes: Bool) {
+        self.coordinator = runner.coordinator
+        self.query = { sql, arguments, row in try runner.query(SQLStatement(sql, arguments), row: row) }
+        self.execute = writes ? { sql, arguments in try runner.execute(SQLStatement(sql, arguments)) } : nil
     }
 
-    static let inKeys = "IN (SELECT value FROM json_each(?))"
+    static let inKeys = MappingSQL.inKeys
 
     static func json(_ keys: some Sequence<Int64>) -> AttributeValue {
-        .string("[" + keys.map(String.init).joined(separator: ",") + "]")
+        MappingSQL.json(Array(keys))
     }
 
     /// Records that `source`'s relationship `relationship` no longer holds `destination`, though the store still
@@ -74,18 +75,18 @@ struct DeletionPlanner {
         linked[rowKey(source), default: []].append((relationship, destination))
     }
 
-    private func rowKey(_ id: ObjectID) -> RowKey {
+    func rowKey(_ id: ObjectID) -> RowKey {
         RowKey(root: coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber, key: id.primaryKey)
     }
 
-    private func link(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) -> Link {
+    func link(_ source: ObjectID, _ relationship: String, _ destination: ObjectID) -> Link {
         Link(sourceRoot: coordinator.mapping(forEntityNumber: source.entityNumber).rootNumber, source: source.primaryKey,
              relationship: relationship,
              destinationRoot: coordinator.mapping(forEntityNumber: destination.entityNumber).rootNumber, destination: destination.primaryKey)
     }
 
     /// Whether the stored link from the row `source` of `mapping`'s table to `destination` still holds in memory.
-    private func holds(_ mapping: EntityMapping, _ source: Int64, _ relationship: String, _ destination: ObjectID) -> Bool {
+    func holds(_ mapping: EntityMapping, _ source: Int64, _ relationship: String, _ destination: ObjectID) -> Bool {
         unlinked.isEmpty || !unlinked.contains(link(ObjectID(entityNumber: mapping.number, primaryKey: source), relationship, destination))
     }
 
@@ -105,7 +106,7 @@ struct DeletionPlanner {
         }
     }
 
-    private mutating func add(_ id: ObjectID) -> Bool {
+    mutating func add(_ id: ObjectID) -> Bool {
         let root = coordinator.mapping(forEntityNumber: id.entityNumber).rootNumber
         return doomed[root, default: [:]].updateValue(id.entityNumber, forKey: id.primaryKey) == nil
     }
@@ -115,7 +116,7 @@ struct DeletionPlanner {
     }
 
     /// IDs grouped by entity, entities in number order, keys sorted.
-    private func groups(_ ids: [ObjectID]) -> [(EntityMapping, [Int64])] {
+    func groups(_ ids: [ObjectID]) -> [(EntityMapping, [Int64])] {
         var byEntity: [Int: [Int64]] = [:]
         for id in ids { byEntity[id.entityNumber, default: []].append(id.primaryKey) }
         // cannot fail: keys of the dictionary; entity numbers of IDs are the model's (`ObjectID.stored` checks those read).
@@ -138,11 +139,11 @@ struct DeletionPlanner {
     }
 
     /// Makes each table's key list once, after the closure.
-    private mutating func freezeKeys() {
+    mutating func freezeKeys() {
         doomedJSON = doomed.mapValues { Self.json($0.keys.sorted()) }
     }
 
-    private func cascadeDestinations(of mapping: EntityMapping, _ keys: [Int64]) throws -> [ObjectID] {
+    func cascadeDestinations(of mapping: EntityMapping, _ keys: [Int64]) throws -> [ObjectID] {
         var found: [ObjectID] = []
         for toOne in mapping.toOnes where toOne.description.deleteRule == .cascade {
             try links(ofToOne: toOne, in: mapping, keys) { source, destination in
@@ -158,18 +159,18 @@ struct DeletionPlanner {
     }
 
     /// (source key, destination) for a to-one held in the sources' rows.
-    private func links(ofToOne toOne: EntityMapping.ToOne, in mapping: EntityMapping, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
+    func links(ofToOne toOne: EntityMapping.ToOne, in mapping: EntityMapping, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
         let entityTerm = toOne.entityColumn.map { "t0.\($0)" } ?? "NULL"
         let destinations = coordinator.mapping(forEntityNumber: toOne.destinationNumber).entityNumbers
         try query("SELECT t0.Z_PK, t0.\(toOne.column), \(entityTerm) FROM \(mapping.table) t0 WHERE t0.Z_PK \(Self.inKeys) AND t0.\(toOne.column) IS NOT NULL",
                   [Self.json(keys)]) { handle in
-            let entity = SQLiteValues.isNull(handle, 2) ? Int64(toOne.destinationNumber) : SQLiteValues.int64(handle, 2)
-            body(SQLiteValues.int64(handle, 0), ObjectID.stored(entity: entity, of: destinations, key: SQLiteValues.int64(handle, 1)))
+            let entity = handle.isNull(2) ? Int64(toOne.destinationNumber) : handle.int64(2)
+            body(handle.int64(0), ObjectID.stored(entity: entity, of: destinations, key: handle.int64(1)))
         }
     }
 
     /// (source key, destination) for a to-many of the sources.
-    private func links(ofToMany toMany: EntityMapping.ToMany, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
+    func links(ofToMany toMany: EntityMapping.ToMany, _ keys: [Int64], _ body: (Int64, ObjectID) -> Void) throws {
         let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
         let entityTerm = destination.tableHasSubentities ? "t0.Z_ENT" : "\(toMany.destinationNumber)"
         let sql: String
@@ -183,8 +184,8 @@ struct DeletionPlanner {
             return
         }
         try query(sql, [Self.json(keys)]) { handle in
-            body(SQLiteValues.int64(handle, 0),
-                 ObjectID.stored(entity: SQLiteValues.int64(handle, 2), of: destination.entityNumbers, key: SQLiteValues.int64(handle, 1)))
+            body(handle.int64(0),
+                 ObjectID.stored(entity: handle.int64(2), of: destination.entityNumbers, key: handle.int64(1)))
         }
     }
 
@@ -298,7 +299,7 @@ struct DeletionPlanner {
     }
 
     /// Whether a relationship whose destination is `destination` can point at objects of `mapping`'s entity.
-    private func pointsAt(_ destination: String, _ mapping: EntityMapping) -> Bool {
+    func pointsAt(_ destination: String, _ mapping: EntityMapping) -> Bool {
         coordinator.model.entity(named: destination)?.includes(mapping.name) == true
     }
 
@@ -310,7 +311,7 @@ struct DeletionPlanner {
 
     /// Sets `toOne`'s key (and its entity and order columns) to NULL in the surviving rows of `mapping`'s table that
     /// point at the doomed keys `sources`.
-    private func clearing(_ toOne: EntityMapping.ToOne, of mapping: EntityMapping, pointingAt sources: AttributeValue,
+    func clearing(_ toOne: EntityMapping.ToOne, of mapping: EntityMapping, pointingAt sources: AttributeValue,
                           except doomedHere: AttributeValue, key: String) -> Step {
         var assignments = ["\(toOne.column) = NULL"]
         if let entityColumn = toOne.entityColumn { assignments.append("\(entityColumn) = NULL") }
@@ -325,87 +326,5 @@ struct DeletionPlanner {
             applySQL: "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + (Z_PK NOT \(Self.inKeys)), \(assignments.joined(separator: ", "))"
                 + " WHERE \(condition) RETURNING Z_PK, Z_ENT",
             arguments: [sources, doomedHere], updatedRoot: mapping.rootNumber)
-    }
-
-    // MARK: running a plan
-
-    /// The plan for deleting `roots`, changing nothing.
-    mutating func preview(_ roots: [ObjectID]) throws -> DeletionPlan {
-        try close(over: roots)
-        freezeKeys()
-        var plan = DeletionPlan(deleted: deletedCounts(), denied: try blockers())
-        for step in nullifySteps() {
-            guard let key = step.key else { continue }
-            var count = 0
-            try query(step.countSQL, step.arguments) { count = Int(SQLiteValues.int64($0, 0)) }
-            if count > 0 { plan.nullified[key, default: 0] += count }
-        }
-        return plan
-    }
-
-    /// What carrying out a delete did: the plan, and the rows whose keys it cleared (their cached rows are stale).
-    struct Outcome {
-        var plan: DeletionPlan
-        var clearedRows: [ObjectID] = []
-    }
-
-    /// Plans and carries out the delete of `roots` with set-based statements; when a Deny rule refuses it, returns
-    /// the plan with its blockers and changes nothing.
-    mutating func carryOut(_ roots: [ObjectID]) throws -> Outcome {
-        try close(over: roots)
-        return try carryOut()
-    }
-
-    /// Carries out the delete of the rows `close(over:)` reached.
-    mutating func carryOut() throws -> Outcome {
-        freezeKeys()
-        var outcome = Outcome(plan: DeletionPlan(deleted: deletedCounts(), denied: try blockers()))
-        guard !outcome.plan.isDenied else { return outcome }
-        // Rows each table's UPDATEs changed so far, whose versions have moved on already.
-        var cleared: [Int: Set<Int64>] = [:]
-        for step in nullifySteps() {
-            var count = 0
-            if let root = step.updatedRoot {
-                let changedBefore = Self.json((cleared[root] ?? []).sorted())
-                let rootNumbers = coordinator.mapping(forEntityNumber: root).entityNumbers
-                try query(step.applySQL, [changedBefore] + step.arguments) { handle in
-                    count += 1
-                    let key = SQLiteValues.int64(handle, 0)
-                    if cleared[root, default: []].insert(key).inserted {
-                        outcome.clearedRows.append(ObjectID.stored(entity: SQLiteValues.int64(handle, 1), of: rootNumbers, key: key))
-                    }
-                }
-            } else {
-                if step.key != nil { try query(step.countSQL, step.arguments) { count = Int(SQLiteValues.int64($0, 0)) } }
-                if !step.applySQL.isEmpty { _ = try change(step.applySQL, step.arguments) }
-            }
-            if let key = step.key, count > 0 { outcome.plan.nullified[key, default: 0] += count }
-        }
-        for root in doomed.keys.sorted() {
-            let table = coordinator.mapping(forEntityNumber: root).table
-            _ = try change("DELETE FROM \(table) WHERE Z_PK \(Self.inKeys)", [doomedKeys(root: root)])
-        }
-        return outcome
-    }
-
-    /// A statement that changes rows, through the save's runner (so it is reported with the rows it changed).
-    private func change(_ sql: String, _ arguments: [AttributeValue]) throws -> Int {
-        if let execute { return try execute(sql, arguments) }
-        var rows = 0
-        try query(sql, arguments) { _ in rows += 1 }
-        return rows
-    }
-
-    private func deletedCounts() -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for rows in doomed.values {
-            for entity in rows.values { counts[coordinator.mapping(forEntityNumber: entity).name, default: 0] += 1 }
-        }
-        return counts
-    }
-
-    /// Every doomed row's ID.
-    var doomedIDs: [ObjectID] {
-        doomed.values.flatMap { rows in rows.map { ObjectID(entityNumber: $0.value, primaryKey: $0.key) } }
     }
 }

@@ -36,7 +36,7 @@ struct DeletionCounter {
     }
 
     /// One `WITH` term: its name, text, bound values (in text order), and the terms it reads.
-    private struct Term {
+    struct Term {
         let name: String
         let sql: String
         let arguments: [AttributeValue]
@@ -46,25 +46,33 @@ struct DeletionCounter {
     }
 
     /// Terms in an order where each comes after those it reads.
-    private var terms: [Term] = []
+    var terms: [Term] = []
     /// The roots' keys: table (by root entity number) → entity number → keys.
-    private var rootKeys: [Int: [Int: [Int64]]] = [:]
+    var rootKeys: [Int: [Int: [Int64]]] = [:]
     /// The Cascade rules into each reachable table from reachable tables.
-    private var incoming: [Int: [Edge]] = [:]
+    var incoming: [Int: [Edge]] = [:]
     /// Tables whose Cascade rules form a cycle (their rows are found by a recursive term).
-    private var recursive: Set<Int> = []
+    var recursive: Set<Int> = []
     /// Per reachable table, the condition on its rows (alias `t`) that lists its doomed rows by the doomed rows of
     /// the tables cascading to it (each read once, as a set).
-    private var enumerations: [Int: String] = [:]
+    var enumerations: [Int: String] = [:]
     /// The reachable tables, each after the tables cascading to it (but within a cycle).
-    private var order: [Int] = []
-    private var termIndex: [String: Int] = [:]
+    var order: [Int] = []
+    var termIndex: [String: Int] = [:]
     /// The tables (by root number) whose rows the delete can reach.
     private(set) var reachable: Set<Int> = []
 
-    init(coordinator: PersistentStoreCoordinator, query: @escaping Query) {
-        self.coordinator = coordinator
-        self.query = query
+    /// Above this many doomed objects of an entity, the references other rows hold to them are counted by reading
+    /// those rows' keys and looking each up (a cost that grows with the referring table), not by listing the doomed
+    /// objects and looking up what refers to each (a cost that grows with the delete); and above this many doomed
+    /// rows in the tables cascading to a table, its rows are read and tested the same way.
+    static let defaultListingLimit = 50_000
+    var listingLimit = Self.defaultListingLimit
+
+    /// A counter whose statements run on `runner`.
+    init(runner: StatementRunner) {
+        self.coordinator = runner.coordinator
+        self.query = { sql, arguments, row in try runner.query(SQLStatement(sql, arguments), row: row) }
     }
 
     // MARK: the doomed sets
@@ -101,18 +109,18 @@ struct DeletionCounter {
         return edges
     }
 
-    private func tableName(_ root: Int) -> String { coordinator.mapping(forEntityNumber: root).table }
+    func tableName(_ root: Int) -> String { coordinator.mapping(forEntityNumber: root).table }
 
     /// The entity of a row of `root`'s table, as SQL on alias `alias`: `Z_ENT`, or the one entity the table holds.
-    private func entityTerm(_ root: Int, _ alias: String) -> String {
+    func entityTerm(_ root: Int, _ alias: String) -> String {
         let mapping = coordinator.mapping(forEntityNumber: root)
         return mapping.tableHasSubentities ? "\(alias).Z_ENT" : "\(root)"
     }
 
-    private static func name(_ root: Int) -> String { "d\(root)" }
+    static func name(_ root: Int) -> String { "d\(root)" }
 
     /// `(SELECT k FROM d3 WHERE e BETWEEN 4 AND 5)`: the doomed keys an edge starts from.
-    private static func sourceKeys(_ edge: Edge) -> String {
+    static func sourceKeys(_ edge: Edge) -> String {
         let filter = edge.sourceEntities.map { " WHERE e BETWEEN \($0.lowerBound) AND \($0.upperBound)" } ?? ""
         return "(SELECT k FROM \(name(edge.sourceRoot))\(filter))"
     }
@@ -210,14 +218,14 @@ struct DeletionCounter {
     // MARK: membership
 
     /// `entities` as a condition on `alias`'s `Z_ENT`, when `root`'s table holds other entities too.
-    private func entityFilter(_ root: Int, _ alias: String, _ entities: ClosedRange<Int>?) -> String {
+    func entityFilter(_ root: Int, _ alias: String, _ entities: ClosedRange<Int>?) -> String {
         guard let entities, coordinator.mapping(forEntityNumber: root).tableHasSubentities else { return "" }
         return " AND \(alias).Z_ENT BETWEEN \(entities.lowerBound) AND \(entities.upperBound)"
     }
 
     /// The ways a Cascade rule reaches row `alias` of `table`, each a condition on the row that looks up only the
     /// rows it depends on (no doomed set is made): for testing a few rows, where `enumerations` list them all.
-    private func reachedConditions(_ table: Int, _ alias: String, depth: Int) -> [String] {
+    func reachedConditions(_ table: Int, _ alias: String, depth: Int) -> [String] {
         (incoming[table] ?? []).compactMap { edge in
             let source = tableName(edge.sourceRoot)
             let s = "s\(depth)"
@@ -237,7 +245,7 @@ struct DeletionCounter {
     }
 
     /// Whether the existing row `alias` of `table` (a reachable table) is doomed, as SQL.
-    private func memberRow(_ table: Int, _ alias: String, depth: Int) -> String {
+    func memberRow(_ table: Int, _ alias: String, depth: Int) -> String {
         if recursive.contains(table) { return "\(alias).Z_PK IN (SELECT k FROM \(Self.name(table)))" }
         var parts: [String] = []
         if rootKeys[table] != nil { parts.append("\(alias).Z_PK IN (SELECT k FROM r\(table))") }
@@ -247,7 +255,7 @@ struct DeletionCounter {
 
     /// Whether the key `key` (an SQL term, never NULL where it is used) names a doomed row of `table` of one of
     /// `entities` (nil: any); nil when the delete reaches no row of the table.
-    private func memberKey(_ table: Int, _ key: String, entities: ClosedRange<Int>?, depth: Int) -> String? {
+    func memberKey(_ table: Int, _ key: String, entities: ClosedRange<Int>?, depth: Int) -> String? {
         guard reachable.contains(table) else { return nil }
         let rootFilter = entities.map { " WHERE e BETWEEN \($0.lowerBound) AND \($0.upperBound)" } ?? ""
         var parts: [String] = []
@@ -265,7 +273,7 @@ struct DeletionCounter {
         return parts.isEmpty ? nil : "(" + parts.joined(separator: " OR ") + ")"
     }
 
-    private mutating func add(_ term: Term) {
+    mutating func add(_ term: Term) {
         termIndex[term.name] = terms.count
         terms.append(term)
     }
@@ -311,7 +319,7 @@ struct DeletionCounter {
     // MARK: statements
 
     /// `sql` preceded by the `WITH` terms it reads (found by name in it), with their bound values first.
-    private func statement(_ sql: String, _ arguments: [AttributeValue] = []) -> (String, [AttributeValue]) {
+    func statement(_ sql: String, _ arguments: [AttributeValue] = []) -> (String, [AttributeValue]) {
         var needed = Set<Int>()
         func need(_ name: String) {
             guard let position = termIndex[name], needed.insert(position).inserted else { return }
@@ -326,7 +334,7 @@ struct DeletionCounter {
     }
 
     /// Whether `sql` names the term `name` as a whole word.
-    private static func mentions(_ sql: String, _ name: String) -> Bool {
+    static func mentions(_ sql: String, _ name: String) -> Bool {
         var rest = sql[...]
         while let range = rest.range(of: name) {
             let before = range.lowerBound == sql.startIndex ? nil : sql[sql.index(before: range.lowerBound)]
@@ -337,23 +345,23 @@ struct DeletionCounter {
         return false
     }
 
-    private static func isWordCharacter(_ character: Character) -> Bool { character.isLetter || character.isNumber || character == "_" }
+    static func isWordCharacter(_ character: Character) -> Bool { character.isLetter || character.isNumber || character == "_" }
 
     /// The doomed keys of a table, as an SQL set; nil when the delete reaches none of its rows.
-    private func doomedKeys(root: Int) -> String? {
+    func doomedKeys(root: Int) -> String? {
         reachable.contains(root) ? "(SELECT k FROM \(Self.name(root)))" : nil
     }
 
     /// The doomed keys of rows of exactly `mapping`'s entity.
-    private func sources(_ mapping: EntityMapping) -> String {
+    func sources(_ mapping: EntityMapping) -> String {
         let filter = mapping.tableHasSubentities ? " WHERE e = \(mapping.number)" : ""
         return "(SELECT k FROM \(Self.name(mapping.rootNumber))\(filter))"
     }
 
     /// Runs `sql` after the terms it reads, then tells `finished` the rows it stands for (`rows` of each result
     /// row: one, or the count it holds).
-    private func run(_ sql: String, _ arguments: [AttributeValue] = [], rows: (OpaquePointer) -> Int = { _ in 1 },
-                     _ row: (OpaquePointer) throws -> Void) throws {
+    func run(_ sql: String, _ arguments: [AttributeValue] = [], rows: (borrowing RowView) -> Int = { _ in 1 },
+                     _ row: (borrowing RowView) throws -> Void) throws {
         let (text, values) = statement(sql, arguments)
         var total = 0
         try query(text, values) { handle in
@@ -363,221 +371,9 @@ struct DeletionCounter {
         try finished?(total)
     }
 
-    private func count(_ sql: String, _ arguments: [AttributeValue] = []) throws -> Int {
+    func count(_ sql: String, _ arguments: [AttributeValue] = []) throws -> Int {
         var count = 0
-        try run(sql, arguments, rows: { Int(SQLiteValues.int64($0, 0)) }) { count = Int(SQLiteValues.int64($0, 0)) }
+        try run(sql, arguments, rows: { Int($0.int64(0)) }) { count = Int($0.int64(0)) }
         return count
-    }
-
-    // MARK: the plan
-
-    /// Above this many doomed objects of an entity, the references other rows hold to them are counted by reading
-    /// those rows' keys and looking each up (a cost that grows with the referring table), not by listing the doomed
-    /// objects and looking up what refers to each (a cost that grows with the delete); and above this many doomed
-    /// rows in the tables cascading to a table, its rows are read and tested the same way.
-    static let defaultListingLimit = 50_000
-    var listingLimit = Self.defaultListingLimit
-
-    /// The plan for deleting `roots`, changing nothing.
-    mutating func preview(_ roots: [ObjectID]) throws -> DeletionPlan {
-        describe(roots)
-        var plan = DeletionPlan()
-        var counts: [Int: Int] = [:]
-        var tableCounts: [Int: Int] = [:]
-        for table in order {
-            // Reached from many doomed rows, a table's rows are read and each looked up, rather than found from a
-            // list of those many rows.
-            let reachedFrom = (incoming[table] ?? []).reduce(0) { $0 + (tableCounts[$1.sourceRoot] ?? 0) }
-            tableCounts[table] = try countTable(table, scanning: reachedFrom > listingLimit && !recursive.contains(table),
-                                                counts: &counts, into: &plan)
-        }
-        var doomedEntities: [(EntityMapping, Int)] = []
-        for entity in counts.keys.sorted() {
-            // cannot fail: a key of the dictionary; a number the model lacks (from a damaged row) is skipped.
-            guard let count = counts[entity], count > 0, coordinator.model.entity(number: entity) != nil else { continue }
-            let mapping = coordinator.mapping(forEntityNumber: entity)
-            plan.deleted[mapping.name, default: 0] += count
-            doomedEntities.append((mapping, count))
-        }
-        for (mapping, _) in doomedEntities { plan.denied += try blockers(of: mapping) }
-        for (mapping, count) in doomedEntities {
-            for (key, sql) in referenceCounts(of: mapping, doomed: count) {
-                let found = try self.count(sql)
-                if found > 0 { plan.nullified[key, default: 0] += found }
-            }
-        }
-        return plan
-    }
-
-    /// A Nullify rule whose key is in the doomed row itself: the reference its destination loses.
-    private struct RowRule {
-        let key: String
-        let column: String
-        let condition: String
-        /// The entities whose rows have it.
-        var entities: Set<Int>
-    }
-
-    /// Whether the only way the delete reaches rows of `table` is through the key in `column`, from doomed rows of
-    /// `source`'s table: then that key of every doomed row names a doomed row.
-    private func onlyReachedThrough(_ column: String, of table: Int, from source: Int) -> Bool {
-        guard rootKeys[table] == nil, !recursive.contains(table), let edges = incoming[table], edges.count == 1,
-              let edge = edges.first, edge.sourceRoot == source, case .inverseForeignKey(let reached) = edge.kind else { return false }
-        return reached == column
-    }
-
-    /// One statement over a table's doomed rows: how many of each entity, and in the same pass, per Nullify rule
-    /// whose key the doomed row holds, how many point at survivors (a key that goes with the row: nothing to write,
-    /// only the references to count). Roots whose row is gone count too, as the key-reading planner counts them.
-    /// Returns the table's doomed rows. `scanning`: every row of the table is read and tested (`memberRow`), rather
-    /// than the rows listed from the doomed rows of the tables cascading to it (`enumerations`).
-    @discardableResult
-    private func countTable(_ table: Int, scanning: Bool, counts: inout [Int: Int], into plan: inout DeletionPlan) throws -> Int {
-        let root = coordinator.mapping(forEntityNumber: table)
-        var rules: [RowRule] = []
-        for number in root.entityNumbers where coordinator.model.entity(number: number) != nil {
-            let mapping = coordinator.mapping(forEntityNumber: number)
-            for toOne in mapping.toOnes where toOne.description.deleteRule == .nullify {
-                guard let inverse = toOne.inverse else { continue }
-                let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
-                if case .toOne? = destination.slot(forKey: inverse) { continue }
-                let key = "\(toOne.description.destination).\(inverse)"
-                if let index = rules.firstIndex(where: { $0.key == key && $0.column == toOne.column }) {
-                    rules[index].entities.insert(number)
-                    continue
-                }
-                if onlyReachedThrough(toOne.column, of: table, from: destination.rootNumber) {
-                    // Every doomed row holds a doomed row's key there: none points at a survivor.
-                    rules.append(RowRule(key: key, column: toOne.column, condition: "0", entities: [number]))
-                    continue
-                }
-                let survives = memberKey(destination.rootNumber, "t.\(toOne.column)", entities: nil, depth: 1).map { " AND NOT \($0)" } ?? ""
-                rules.append(RowRule(key: key, column: toOne.column, condition: "t.\(toOne.column) IS NOT NULL\(survives)", entities: [number]))
-            }
-        }
-        guard let doomed = scanning ? memberRow(table, "t", depth: 1) : enumerations[table] else {
-            // Every table the delete reaches has its enumeration; one without is a planning bug, said as one.
-            throw ContextError.store("delete preview: no description of the doomed rows of table \(table)")
-        }
-        var sql = "SELECT \(entityTerm(table, "t")), COUNT(*)" + rules.map { ", COUNT(CASE WHEN \($0.condition) THEN 1 END)" }.joined()
-            + " FROM \(root.table) t WHERE \(doomed) GROUP BY 1"
-        if rootKeys[table] != nil {
-            sql += " UNION ALL SELECT e, COUNT(*)" + String(repeating: ", 0", count: rules.count)
-                + " FROM r\(table) WHERE k NOT IN (SELECT Z_PK FROM \(root.table)) GROUP BY e"
-        }
-        var total = 0
-        try run(sql, rows: { handle in (1...(rules.count + 1)).reduce(0) { $0 + Int(SQLiteValues.int64(handle, Int32($1))) } }) { handle in
-            let entity = Int(SQLiteValues.int64(handle, 0))
-            counts[entity, default: 0] += Int(SQLiteValues.int64(handle, 1))
-            total += Int(SQLiteValues.int64(handle, 1))
-            for (index, rule) in rules.enumerated() where rule.entities.contains(entity) {
-                let found = Int(SQLiteValues.int64(handle, Int32(index + 2)))
-                if found > 0 { plan.nullified[rule.key, default: 0] += found }
-            }
-        }
-        return total
-    }
-
-    /// Objects of `mapping`'s entity whose Deny relationships hold objects that would survive, by key, then
-    /// relationship name.
-    private func blockers(of mapping: EntityMapping) throws -> [DeletionPlan.Blocker] {
-        guard mapping.hasDenyRules else { return [] }
-        var holders: [Int64: [String: Int]] = [:]
-        let sources = sources(mapping)
-        for toOne in mapping.toOnes where toOne.description.deleteRule == .deny {
-            let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
-            let survivor = doomedKeys(root: destination.rootNumber).map { " AND t.\(toOne.column) NOT IN \($0)" } ?? ""
-            try run("SELECT t.Z_PK FROM \(mapping.table) t WHERE t.Z_PK IN \(sources) AND t.\(toOne.column) IS NOT NULL\(survivor)") { handle in
-                holders[SQLiteValues.int64(handle, 0), default: [:]][toOne.name] = 1
-            }
-        }
-        for toMany in mapping.toManys where toMany.description.deleteRule == .deny {
-            let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
-            let survivor = doomedKeys(root: destination.rootNumber).map { " AND t.Z_PK NOT IN \($0)" } ?? ""
-            let sql: String
-            switch toMany.storage {
-            case .inverseForeignKey(let table, let column, _):
-                sql = "SELECT t.\(column), COUNT(*) FROM \(table) t WHERE t.\(column) IN \(sources)\(survivor) GROUP BY t.\(column)"
-            case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
-                sql = "SELECT j.\(sourceColumn), COUNT(DISTINCT t.Z_PK) FROM \(table) j JOIN \(toMany.destinationTable) t ON t.Z_PK = j.\(destinationColumn)"
-                    + " WHERE j.\(sourceColumn) IN \(sources)\(survivor) GROUP BY j.\(sourceColumn)"
-            case .foreignKey, .transient:
-                continue
-            }
-            try run(sql) { handle in
-                holders[SQLiteValues.int64(handle, 0), default: [:]][toMany.name] = Int(SQLiteValues.int64(handle, 1))
-            }
-        }
-        var blockers: [DeletionPlan.Blocker] = []
-        for (key, relationships) in holders.sorted(by: { $0.key < $1.key }) {
-            for (relationship, count) in relationships.sorted(by: { $0.key < $1.key }) {
-                let uri = coordinator.uri(for: ObjectID(entityNumber: mapping.number, primaryKey: key))
-                blockers.append(.init(object: uri, entity: mapping.name, relationship: relationship, count: count))
-            }
-        }
-        return blockers
-    }
-
-    /// The references rows elsewhere hold to `mapping`'s `doomed` doomed objects and lose, as counting statements
-    /// under the names the plan counts them by: the steps of `DeletionPlanner.nullifySteps()` but those whose key is
-    /// in the doomed row (`countTable` counts them). Up to `listingLimit` doomed objects, a statement lists them and
-    /// looks up what refers to each; above, it reads the referring keys and looks each up.
-    private func referenceCounts(of mapping: EntityMapping, doomed: Int) -> [(key: String, sql: String)] {
-        var counts: [(key: String, sql: String)] = []
-        let model = coordinator.model
-        let listing = doomed <= listingLimit
-        let exact: ClosedRange<Int>? = mapping.tableHasSubentities ? mapping.number...mapping.number : nil
-        /// Whether `key` (a term never NULL where used) is the key of one of the doomed objects.
-        func isSource(_ key: String) -> String {
-            // A table the delete does not reach holds no doomed object: nothing is a source there.
-            listing ? "\(key) IN \(sources(mapping))" : memberKey(mapping.rootNumber, key, entities: exact, depth: 1) ?? "0"
-        }
-        /// Surviving rows of `table` (of `root`'s hierarchy) whose `column` points at the doomed objects.
-        func clearing(_ column: String, in table: String, root: Int, key: String) {
-            let survives = reachable.contains(root) ? " AND NOT \(memberRow(root, "x", depth: 1))" : ""
-            // `>=` the smallest integer: not NULL, as a range its index can read (a value below it names no row).
-            let present = listing ? "x.\(column) IS NOT NULL" : "x.\(column) >= \(Int64.min)"
-            counts.append((key, "SELECT COUNT(*) FROM \(table) x WHERE \(present) AND \(isSource("x.\(column)"))\(survives)"))
-        }
-        /// Links of join table `table` from the doomed objects (in `from`) to rows of `root`'s hierarchy that survive
-        /// (in `to`).
-        func links(_ table: String, from: String, to: String, root: Int, key: String) {
-            let survives = memberKey(root, "j.\(to)", entities: nil, depth: 1).map { " AND NOT \($0)" } ?? ""
-            counts.append((key, "SELECT COUNT(*) FROM \(table) j WHERE \(isSource("j.\(from)"))\(survives)"))
-        }
-        for toOne in mapping.toOnes where toOne.description.deleteRule == .nullify {
-            guard let inverse = toOne.inverse else { continue }
-            let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
-            if case .toOne(let index)? = destination.slot(forKey: inverse) {
-                clearing(destination.toOnes[index].column, in: destination.table, root: destination.rootNumber, key: "\(destination.name).\(inverse)")
-            }
-        }
-        for toMany in mapping.toManys where toMany.description.deleteRule != .noAction {
-            let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
-            switch toMany.storage {
-            case .inverseForeignKey(_, let column, _) where toMany.description.deleteRule == .nullify:
-                guard let toOne = destination.toOnes.first(where: { $0.column == column }) else { continue }
-                clearing(toOne.column, in: destination.table, root: destination.rootNumber,
-                         key: "\(toMany.description.destination).\(toMany.inverse ?? toOne.name)")
-            case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
-                guard toMany.description.deleteRule == .nullify, let inverse = toMany.inverse else { continue }
-                links(table, from: sourceColumn, to: destinationColumn, root: destination.rootNumber, key: "\(toMany.description.destination).\(inverse)")
-            default:
-                continue
-            }
-        }
-        // References without an inverse, from any entity, to this one (or an entity it descends from).
-        for other in model.entities.map({ coordinator.mapping(forEntityNumber: $0.number) }) {
-            for toOne in other.toOnes where toOne.inverse == nil && model.entity(named: toOne.description.destination)?.includes(mapping.name) == true {
-                guard !DeletionPlanner.inherits(other, toOne.name, model) else { continue }
-                clearing(toOne.column, in: other.table, root: other.rootNumber, key: "\(other.name).\(toOne.name)")
-            }
-            for toMany in other.toManys where toMany.inverse == nil && model.entity(named: toMany.description.destination)?.includes(mapping.name) == true {
-                guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage,
-                      !DeletionPlanner.inherits(other, toMany.name, model) else { continue }
-                links(table, from: destinationColumn, to: sourceColumn, root: other.rootNumber, key: "\(other.name).\(toMany.name)")
-            }
-        }
-        return counts
     }
 }

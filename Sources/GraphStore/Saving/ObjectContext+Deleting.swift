@@ -7,15 +7,11 @@ extension ObjectContext {
     /// Reports to `progressHandler` as it goes; when that returns false, throws `ContextError.cancelled`.
     public func deletionPlan(for objects: [ManagedObject]) throws(ContextError) -> DeletionPlan {
         let roots = objects.filter { !$0.isInserted }.map(\.objectID)
-        let coordinator = self.coordinator
-        let contextID = id
         let meter = ProgressMeter.make(for: self, .deletePreview)
         let listingLimit = deletionListingLimit
         do {
-            return try coordinator.read { db in
-                var counter = DeletionCounter(coordinator: coordinator) { sql, arguments, row in
-                    try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("deletion plan"), context: contextID, row: row)
-                }
+            return try coordinator.reading(cause: .other("deletion plan"), context: id) { runner in
+                var counter = DeletionCounter(runner: runner)
                 counter.listingLimit = listingLimit
                 if let meter {
                     counter.finished = { rows in
@@ -23,11 +19,11 @@ extension ObjectContext {
                     }
                 }
                 guard let meter else { return try counter.preview(roots) }
-                return try meter.watching(db) { try counter.preview(roots) }
+                return try meter.watching(runner.db) { try counter.preview(roots) }
             }
         } catch {
             if meter?.isCancelled == true { throw .cancelled("delete preview") }
-            throw .store(PersistentStore.sqliteMessage(error))
+            throw error
         }
     }
 
@@ -35,18 +31,26 @@ extension ObjectContext {
     /// doomed key: kept to check the counting plan against.
     func keyReadingDeletionPlan(for objects: [ManagedObject]) throws(ContextError) -> DeletionPlan {
         let roots = objects.filter { !$0.isInserted }.map(\.objectID)
-        let coordinator = self.coordinator
-        let contextID = id
-        do {
-            return try coordinator.read { db in
-                var planner = DeletionPlanner(coordinator: coordinator) { sql, arguments, row in
-                    try coordinator.query(db, sql: sql, arguments: arguments, cause: .other("deletion plan"), context: contextID, row: row)
-                }
-                return try planner.preview(roots)
-            }
-        } catch {
-            throw .store(PersistentStore.sqliteMessage(error))
+        return try coordinator.reading(cause: .other("deletion plan"), context: id) { runner in
+            var planner = DeletionPlanner(runner: runner, writes: false)
+            return try planner.preview(roots)
         }
+    }
+
+    /// Carries out a save's delete of `deleted` with set-based statements on the save's `runner`: the closure of
+    /// the delete rules over the store, as the context's unsaved links change it. Returns what it did, every row it
+    /// deleted, and the new objects its cascade reached through unsaved links (which are then not inserted).
+    /// Throws `deleteDenied` when a Deny rule refuses it.
+    func carryOutDeletion(of deleted: [ManagedObject], runner: StatementRunner) throws
+        -> (outcome: DeletionPlanner.Outcome, doomed: [ObjectID], late: [ManagedObject]) {
+        var planner = DeletionPlanner(runner: runner, writes: true)
+        noteUnsavedUnlinks(in: &planner)
+        try planner.close(over: deleted.map(\.objectID))
+        let late = try followUnsavedCascades(in: &planner)
+        noteUnsavedDenials(in: &planner, late: late)
+        let outcome = try planner.carryOut()
+        if outcome.plan.isDenied { throw ContextError.deleteDenied(outcome.plan.denied) }
+        return (outcome, planner.doomedIDs, late)
     }
 
     /// Applies Cascade and Nullify rules to what the context holds in memory: objects known to be in a deleted
@@ -169,7 +173,7 @@ extension ObjectContext {
         for object in changedObjects.values where !object.isInsertedFlag && object.hasPersistentChanges {
             let mapping = object.mapping
             // The stored key is what a changed to-one lets go of: a change kept through a refresh has no row read.
-            if object.snapshot == nil, !object.toOneChanges.isEmpty { fulfillFault(object, key: "save") }
+            if object.snapshot == nil, !object.toOneChanges.isEmpty { fulfillFault(object, trigger: .save) }
             for (index, destination) in object.toOneChanges.entries {
                 guard let saved = object.snapshot?.toOneKeys[index], saved != destination else { continue }
                 let toOne = mapping.toOnes[index]

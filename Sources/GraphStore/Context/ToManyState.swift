@@ -1,0 +1,44 @@
+import Foundation
+
+/// A to-many as one context sees it: the loaded members (nil while a fault) and changes not yet saved.
+struct ToManyState {
+    /// Members in order, when the relationship fault has fired.
+    var members: [ObjectID]?
+    /// Added since the last save, in order (kept even while `members` is nil, so nothing needs fetching). Adding
+    /// is on the path of every new object that joins a to-many, so it is a plain append: an ID added twice appears
+    /// twice, and readers take `addedOnce`.
+    var added: [ObjectID] = []
+    var removed: Set<ObjectID> = []
+    /// Whether the order of an ordered to-many changed and must be rewritten.
+    var reordered = false
+
+    var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || reordered }
+
+    /// `added` without repeats, in order of first addition.
+    var addedOnce: [ObjectID] {
+        var seen = Set<ObjectID>(minimumCapacity: added.count)
+        return added.filter { seen.insert($0).inserted }
+    }
+
+    mutating func add(_ id: ObjectID) {
+        if removed.isEmpty || removed.remove(id) == nil { added.append(id) }
+        if members?.contains(id) == false { members?.append(id) }
+    }
+
+    /// Removes `id`. A member added since the last save is only taken out of `added`, unless `mayBeStored`: then,
+    /// with the relationship fault not fired, nobody knows whether the store links it too (adding it again was
+    /// recorded all the same), so it is recorded as removed as well.
+    mutating func remove(_ id: ObjectID, mayBeStored: Bool = false) {
+        // Rare next to adding (an object leaving a to-many it joined since the last save), so a scan will do.
+        let count = added.count
+        added.removeAll { $0 == id }
+        if added.count == count || (mayBeStored && members == nil) { removed.insert(id) }
+        members?.removeAll { $0 == id }
+    }
+
+    /// Adds or removes `id`; an ordered to-many then needs its positions written.
+    mutating func apply(_ id: ObjectID, adding: Bool, ordered: Bool, mayBeStored: Bool = false) {
+        if adding { add(id) } else { remove(id, mayBeStored: mayBeStored) }
+        if ordered { reordered = true }
+    }
+}
