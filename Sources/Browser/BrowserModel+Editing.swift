@@ -154,7 +154,7 @@ extension BrowserModel {
             return
         }
         context.undo()
-        writeQueuedReverse(done: "undid '\(name)'")
+        writeQueuedReverse(done: "undid '\(name)'", failed: "could not undo '\(name)'")
     }
 
     func redo() {
@@ -163,10 +163,11 @@ extension BrowserModel {
             return
         }
         context.redo()
-        writeQueuedReverse(done: "redid '\(name)'")
+        writeQueuedReverse(done: "redid '\(name)'", failed: "could not redo '\(name)'")
     }
 
-    private func writeQueuedReverse(done: String) {
+    /// Writes what an undo or redo of a saved step changes back; `done` and `failed` say which it was.
+    private func writeQueuedReverse(done: String, failed: String) {
         if context.pendingUndoNames.isEmpty {
             state.message = done
         } else {
@@ -175,7 +176,7 @@ extension BrowserModel {
                 state.message = done + " and saved it"
             } catch {
                 context.rollback()
-                state.message = done.replacingOccurrences(of: "undid", with: "could not undo") + ": \(error)"
+                state.message = failed + ": \(error)"
                 state.messageIsError = true
             }
         }

@@ -130,7 +130,12 @@ public final class BrowserModel {
     private func perform(_ action: BrowserAction) {
         switch action {
         case .start:
-            try? coordinator.startWatchingOtherConnections()
+            do {
+                try coordinator.startWatchingOtherConnections()
+            } catch {
+                state.message = "changes from other processes will not be shown: \(error)"
+                state.messageIsError = true
+            }
             reloadChats()
         case .merge:
             mergePendingChanges()
@@ -257,7 +262,11 @@ public final class BrowserModel {
     /// Whether anything waits to be merged: a save of another context, or another process's commit (one
     /// `PRAGMA data_version`). The browser asks between keys and runs `.merge` when it is true.
     public func hasPendingChanges() -> Bool {
-        !inbox.isEmpty || coordinator.hasChangesFromOtherConnections()
+        if let error = liveWriter?.takeError() {
+            state.message = "live writer: a delivery failed: \(error)"
+            state.messageIsError = true
+        }
+        return !inbox.isEmpty || coordinator.hasChangesFromOtherConnections()
     }
 
     /// Starts the simulated incoming-messages writer (`--live`): a background context delivering `rate` messages a

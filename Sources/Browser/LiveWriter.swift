@@ -12,7 +12,7 @@ public final class LiveWriter: Sendable {
 
     /// What the writer has done, shared with its task.
     private final class Progress: Sendable {
-        let state = Mutex<(delivered: Int, lastError: String?)>((0, nil))
+        let state = Mutex<(delivered: Int, error: String?)>((0, nil))
     }
 
     /// - Parameter rate: deliveries per second.
@@ -39,7 +39,7 @@ public final class LiveWriter: Sendable {
                     }
                     progress.state.withLock { $0.delivered += 1 }
                 } catch {
-                    progress.state.withLock { $0.lastError = "\(error)" }
+                    progress.state.withLock { $0.error = "\(error)" }
                 }
             }
         }
@@ -53,6 +53,11 @@ public final class LiveWriter: Sendable {
     /// Messages delivered so far.
     public var delivered: Int { progress.state.withLock { $0.delivered } }
 
-    /// The last delivery's failure, if any.
-    public var lastError: String? { progress.state.withLock { $0.lastError } }
+    /// The failure of a delivery since the last call, if any (the latest, when several failed); the browser shows it.
+    public func takeError() -> String? {
+        progress.state.withLock { state in
+            defer { state.error = nil }
+            return state.error
+        }
+    }
 }

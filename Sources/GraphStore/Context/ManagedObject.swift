@@ -116,14 +116,23 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
+    /// A Swift value as an attribute's value; a value of a type no attribute holds is a programming error, as in
+    /// Core Data, rather than a value silently turned into text.
+    private static func attributeValue(_ value: Any?, as type: AttributeType, key: String) -> AttributeValue {
+        guard let converted = AttributeValue(swiftValue: value, as: type) else {
+            preconditionFailure("'\(key)' holds \(type) values; a \(value.map { String(describing: Swift.type(of: $0)) } ?? "nil") cannot be stored in it")
+        }
+        return converted
+    }
+
     /// Sets any key from a Swift value (see `value(forKey:)`); nil clears an attribute or a to-one.
     public final func setValue(_ value: Any?, forKey key: String) {
         switch slot(key) {
         case .attribute(let index):
-            setAttributeValue(AttributeValue(swiftValue: value, as: mapping.attributes[index].type), forKey: key)
+            setAttributeValue(Self.attributeValue(value, as: mapping.attributes[index].type, key: key), forKey: key)
         case .transient:
             let type = entity.attribute(named: key)?.type ?? .string
-            setAttributeValue(AttributeValue(swiftValue: value, as: type), forKey: key)
+            setAttributeValue(Self.attributeValue(value, as: type, key: key), forKey: key)
         case .toOne:
             setObject(value as? ManagedObject, forKey: key)
         case .toMany:
@@ -348,7 +357,9 @@ extension AttributeValue {
     }
 
     /// Wraps a Swift value for an attribute of `type` (integers of any width, floats, strings…); nil gives `.null`.
-    public init(swiftValue value: Any?, as type: AttributeType) {
+    /// The value for a Swift value of a supported type (nil, `AttributeValue`, integers, floating-point numbers,
+    /// `Decimal`, `String`, `Date`, `Data`, `UUID`, `URL`); nil for any other type, which no attribute can hold.
+    public init?(swiftValue value: Any?, as type: AttributeType) {
         switch value {
         case nil: self = .null
         case let value as AttributeValue: self = value
@@ -364,7 +375,7 @@ extension AttributeValue {
         case let value as Data: self = .data(value)
         case let value as UUID: self = .uuid(value)
         case let value as URL: self = .uri(value)
-        default: self = .string(String(describing: value!))  // cannot fail: nil is the first case
+        default: return nil
         }
     }
 }
