@@ -216,7 +216,6 @@ public final class BrowserModel {
             state.message = "row cache emptied: the rows on screen were read again"
         case .resetCounters:
             coordinator.events.resetCounters()
-            coordinator.rowCache.resetStatistics()
             activityLog.reset()
             state.message = "counters reset"
         case .explain: explainSelected()

@@ -8,6 +8,9 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A fetch request that cannot run: a bad predicate, sort key, property or prefetch key path (the message names
     /// the entity and what is wrong).
     case invalidFetch(String)
+    /// A predicate that cannot be compiled or evaluated against `entity`: the error says what and, for a parsed
+    /// format string, at which character.
+    case predicate(entity: String, PredicateError)
     /// A delete refused by Deny rules: nothing was written.
     case deleteDenied([DeletionPlan.Blocker])
     /// A statement SQLite refused or could not finish: its result codes, its words and the statement.
@@ -29,6 +32,7 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .optimisticLockingConflict(let uris): "optimistic locking conflict: changed in the store since read: \(uris.joined(separator: ", "))"
         case .unknownEntity(let name): "the model has no entity '\(name)'"
         case .invalidFetch(let message): message
+        case .predicate(let entity, let error): "\(entity): \(error.description)"
         case .deleteDenied(let blockers): "delete denied: " + blockers.map(\.description).joined(separator: "; ")
         case .sqlite(let error): error.description
         case .store(let error): error.description

@@ -15,8 +15,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final private(set) weak var context: ObjectContext?
     public final let mapping: EntityMapping
 
+    /// Where the object is in its life: its row, inserted, deleted, gone (see `ObjectState`).
+    var state = ObjectState()
     /// Persisted values; nil while the object is a fault (or has never been saved).
-    var snapshot: RowSnapshot?
+    var snapshot: RowSnapshot? { state.snapshot }
     /// Values set since the last save, by attribute slot.
     var attributeChanges = SlotChanges<AttributeValue>()
     /// Destinations set since the last save, by to-one slot.
@@ -32,19 +34,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
     var toManyStates: [Int: ToManyState] = [:]
     var transientValues: [String: AttributeValue] = [:]
-    var isInsertedFlag = false
     /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
     /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
     /// every other object cost one test.
     var isUntouchedPrefetch = false
-    var isDeletedFlag = false
     /// Whether the context holds this object in `changedObjects` (spares a hash lookup on every change).
     var isTrackedAsChanged = false
     /// Set once the object enters its context's registry (it may have left it since): only then does its
     /// `deinit` need to look there.
     var isRegistered = false
-    /// Set when the row behind a fault no longer exists.
-    public final internal(set) var faultError: ContextError?
+    /// Why the row behind the object could not be had (it no longer exists, or could not be read); nil otherwise.
+    public final var faultError: ContextError? { state.error }
 
     /// Made by contexts only (`insert`, `object(with:)`, fetches); subclasses inherit it and declare no initializer.
     public required init(objectID: ObjectID, context: ObjectContext, mapping: EntityMapping) {
@@ -62,13 +62,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final var entityName: String { mapping.name }
 
     /// Whether no persistent value has been read yet (an inserted object is never a fault).
-    public final var isFault: Bool { snapshot == nil && !isInsertedFlag && faultError == nil }
-    public final var isInserted: Bool { isInsertedFlag }
-    public final var isDeleted: Bool { isDeletedFlag }
-    public final var isUpdated: Bool { !isInsertedFlag && !isDeletedFlag && hasPersistentChanges }
+    public final var isFault: Bool { state.isFault }
+    public final var isInserted: Bool { state.isInserted }
+    public final var isDeleted: Bool { state.isDeleted }
+    public final var isUpdated: Bool { !state.isInserted && !state.isDeleted && hasPersistentChanges }
 
     /// Whether the object has changes its next save would write.
-    public final var hasChanges: Bool { isInsertedFlag || isDeletedFlag || hasPersistentChanges }
+    public final var hasChanges: Bool { state.isInserted || state.isDeleted || hasPersistentChanges }
 
     var hasPersistentChanges: Bool {
         !attributeChanges.isEmpty || !toOneChanges.isEmpty || toManyStates.values.contains { $0.hasChanges }
@@ -149,7 +149,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         let key = resolved.key
         switch resolved.slot {
         case .attribute(let index):
-            if isInsertedFlag { return newValues[index] }
+            if state.isInserted { return newValues[index] }
             if let changed = attributeChanges[index] { return changed }
             fulfill(key: key)
             return snapshot?.values[index] ?? .null
@@ -169,7 +169,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         switch resolved.slot {
         case .attribute(let index):
             // A new object is tracked from its insert on; only a persisted one needs the context's attention.
-            if isInsertedFlag {
+            if state.isInserted {
                 newValues[index] = value
                 if index < 64 { newValuesSet |= 1 << UInt64(index) }
                 return
@@ -264,7 +264,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     public final func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
-        if isInsertedFlag {
+        if state.isInserted {
             // A new object's changes are the attributes set and the to-ones that point somewhere.
             for (index, value) in newValues.enumerated()
             where index < 64 ? newValuesSet & (1 << UInt64(index)) != 0 : value != mapping.defaultValues[index] {
@@ -280,7 +280,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The values as last saved (or read), for the given keys (all persistent attributes and to-ones when nil).
     public final func committedValues(forKeys keys: [String]? = nil) -> [String: AttributeValue] {
-        if !isInsertedFlag { fulfill(keys?.first.map(FaultTrigger.key) ?? .committedValues) }
+        if !state.isInserted { fulfill(keys?.first.map(FaultTrigger.key) ?? .committedValues) }
         var result: [String: AttributeValue] = [:]
         for (index, attribute) in mapping.attributes.enumerated() where keys?.contains(attribute.name) ?? true {
             result[attribute.name] = snapshot?.values[index] ?? .null
@@ -312,11 +312,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// A save inserted the object's row: it takes its permanent ID and the row, and its own new values go.
     func didInsert(as snapshot: RowSnapshot) {
         objectID = snapshot.objectID
-        isInsertedFlag = false
+        state.didInsert(snapshot)
         newValues = []
         newKeys = []
         newValuesSet = 0
-        self.snapshot = snapshot
     }
 
     func fulfill(key: String) {
@@ -328,12 +327,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             isUntouchedPrefetch = false
             context?.untouchedPrefetches.remove(objectID)
         }
-        guard snapshot == nil, !isInsertedFlag, faultError == nil else { return }
+        guard snapshot == nil, !state.isInserted, faultError == nil else { return }
         context?.fulfillFault(self, trigger: trigger)
     }
 
     func destinationID(ofToOne index: Int) -> ObjectID? {
-        if isInsertedFlag { return newKeys[index] }
+        if state.isInserted { return newKeys[index] }
         if let changed = toOneChanges[index] { return changed }
         fulfill(key: mapping.toOnes[index].name)
         return snapshot?.toOneKeys[index] ?? nil

@@ -5,7 +5,7 @@ extension ObjectContext {
         removeAllUndoActions()
         pendingReversals.removeAll()
         for object in insertedList {
-            object.isDeletedFlag = true
+            object.state.markDeleted()
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
@@ -14,7 +14,7 @@ extension ObjectContext {
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
-            object.isDeletedFlag = false
+            object.state.markDeleted(false)
         }
         insertedList.removeAll()
         clearChangedObjects()
@@ -25,13 +25,12 @@ extension ObjectContext {
     /// values on next access while keeping its changes.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard !object.isInserted else { return }
-        object.snapshot = nil
-        object.faultError = nil
+        object.state.refault()
         if !mergeChanges {
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
-            object.isDeletedFlag = false
+            object.state.markDeleted(false)
             stopTrackingChanges(of: object)
         } else {
             // Keep recorded link changes; reload the members themselves on next access.
@@ -43,7 +42,7 @@ extension ObjectContext {
     public func reset() {
         removeAllUndoActions()
         for object in registeredObjects {
-            object.snapshot = nil
+            object.state.forgetRow()
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
@@ -56,9 +55,9 @@ extension ObjectContext {
     public func delete(_ object: ManagedObject) {
         // An inserted object stays in `insertedList`, flagged: the save skips it and lookups no longer find it.
         // One a save or rollback let go of (a fault for its temporary ID) has nothing to delete.
-        guard !object.objectID.isTemporary || object.isInsertedFlag else { return }
+        guard !object.objectID.isTemporary || object.state.isInserted else { return }
         // Once per object: the class may first mend what its deletion would leave stale elsewhere.
-        if !object.isDeletedFlag { object.prepareForDeletion() }
+        if !object.state.isDeleted { object.prepareForDeletion() }
         markDeleted(object)
     }
 
@@ -66,6 +65,6 @@ extension ObjectContext {
     /// rule takes along with one that was deleted.
     func markDeleted(_ object: ManagedObject) {
         willChange(object)
-        object.isDeletedFlag = true
+        object.state.markDeleted()
     }
 }

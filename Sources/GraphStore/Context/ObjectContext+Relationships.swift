@@ -35,7 +35,7 @@ extension ObjectContext {
         let old = object.destinationID(ofToOne: index)
         guard old != destination?.objectID else { return }
         willChange(object)
-        if object.isInsertedFlag {
+        if object.state.isInserted {
             object.newKeys[index] = destination?.objectID
         } else {
             object.toOneChanges[index] = .some(destination?.objectID)

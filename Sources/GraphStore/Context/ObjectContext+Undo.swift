@@ -32,7 +32,7 @@ extension ObjectContext {
                 toOneChanges = object.toOneChanges
                 toManyStates = object.toManyStates
                 transientValues = object.transientValues
-                isDeleted = object.isDeletedFlag
+                isDeleted = object.state.isDeleted
                 newValues = object.newValues
                 newKeys = object.newKeys
                 newValuesSet = object.newValuesSet
@@ -43,7 +43,7 @@ extension ObjectContext {
                 object.toOneChanges = toOneChanges
                 object.toManyStates = toManyStates
                 object.transientValues = transientValues
-                object.isDeletedFlag = isDeleted
+                object.state.markDeleted(isDeleted)
                 object.newValues = newValues
                 object.newKeys = newKeys
                 object.newValuesSet = newValuesSet
@@ -264,7 +264,7 @@ extension ObjectContext {
         defer { undoHistory?.isRestoring = false }
         // Objects changed since the state was taken lose those changes; objects inserted since are gone again.
         for object in insertedList where state.states[ObjectIdentifier(object)] == nil {
-            object.isDeletedFlag = true
+            object.state.markDeleted()
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
@@ -274,7 +274,7 @@ extension ObjectContext {
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
             object.transientValues.removeAll()
-            object.isDeletedFlag = false
+            object.state.markDeleted(false)
         }
         clearChangedObjects()
         for object in state.inserted + Array(state.changed.values) {

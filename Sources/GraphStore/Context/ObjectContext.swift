@@ -33,9 +33,12 @@ public final class ObjectContext {
     /// the row cache, up to this many of its unfired siblings are read with it in one statement. Siblings are the
     /// other members of the to-many whose fault produced the object, the destinations of the same to-one among rows
     /// read together, or the other results of a fetch that returned faults without values.
-    public var faultBatchSize = 0
-    /// Per-relationship overrides of `faultBatchSize`, by "Entity.relationship".
-    var relationshipFaultBatchSizes: [String: Int] = [:]
+    public var faultBatchSize: Int {
+        get { batchedFaults.size }
+        set { batchedFaults.size = newValue }
+    }
+    /// The batched-fault loader and the sibling groups it knows.
+    var batchedFaults = BatchedFaults()
     /// Undo and redo steps, when `undoLevels` > 0.
     var undoHistory: UndoHistory?
     /// Saved steps undone (or redone) whose reverse the next save writes.
@@ -53,8 +56,6 @@ public final class ObjectContext {
     /// How many doomed objects of an entity `deletionPlan(for:)` lists to count the references to them (see
     /// `DeletionCounter.listingLimit`); tests lower it to check both ways of counting.
     var deletionListingLimit = DeletionCounter.defaultListingLimit
-    /// Sibling lists for batched faults, by member.
-    var faultGroups: [ObjectID: FaultGroup] = [:]
     /// Whether prefetched objects are remembered for `takePrefetchUse()` (off by default: the list is only
     /// emptied by that call). The browser turns it on to warn of prefetches nobody used.
     public var tracksPrefetchUse = false {
@@ -87,11 +88,11 @@ public final class ObjectContext {
 
     /// Whether a save would write anything.
     public var hasChanges: Bool {
-        insertedList.contains { !$0.isDeletedFlag } || changedObjects.values.contains { $0.hasChanges } || !linkChanges.isEmpty
+        insertedList.contains { !$0.state.isDeleted } || changedObjects.values.contains { $0.hasChanges } || !linkChanges.isEmpty
             || !pendingReversals.isEmpty
     }
 
-    public var insertedObjects: [ManagedObject] { insertedList.filter { !$0.isDeletedFlag } }
+    public var insertedObjects: [ManagedObject] { insertedList.filter { !$0.state.isDeleted } }
     public var updatedObjects: [ManagedObject] { changedObjects.values.filter(\.isUpdated) }
     public var deletedObjects: [ManagedObject] { changedObjects.values.filter { $0.isDeleted && !$0.isInserted } }
 
@@ -112,7 +113,7 @@ public final class ObjectContext {
         precondition(!mapping.entity.isAbstract, "cannot insert an object of abstract entity '\(mapping.name)'")
         if undoHistory != nil { noteUndoableChange() }
         let object = mapping.objectClass.init(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
-        object.isInsertedFlag = true
+        object.state.insert()
         // Shared until first set: copy-on-write gives the object its own row then.
         object.newValues = mapping.defaultValues
         object.newKeys = mapping.emptyKeys
@@ -131,7 +132,7 @@ public final class ObjectContext {
             if let object = loadedObject(id) { return object }
             let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
             let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)
-            object.faultError = .objectNotFound(uri: coordinator.uri(for: id))
+            object.state.fail(.objectNotFound(uri: coordinator.uri(for: id)))
             return object
         }
         if let object = registry[id]?.object { return object }
@@ -151,7 +152,7 @@ public final class ObjectContext {
     func insertedObject(for id: ObjectID) -> ManagedObject? {
         guard let index = Self.position(of: id, in: insertedList) else { return nil }
         let object = insertedList[index]
-        return object.isDeletedFlag ? nil : object
+        return object.state.isDeleted ? nil : object
     }
 
     /// Where the object with temporary `id` sits in `list`, a list of inserted objects in insertion order (keys
@@ -215,7 +216,7 @@ public final class ObjectContext {
         if undoHistory != nil { noteUndoableChange() }
         // An inserted object is held by `insertedList` already; a fault for the temporary ID of one a save or
         // rollback let go of has no row to change.
-        guard !object.isInsertedFlag, !object.isTrackedAsChanged, !object.objectID.isTemporary else { return }
+        guard !object.state.isInserted, !object.isTrackedAsChanged, !object.objectID.isTemporary else { return }
         object.isTrackedAsChanged = true
         changedObjects[object.objectID] = object
     }

@@ -49,8 +49,14 @@ public struct StatementEvent: Equatable, Sendable {
     public let cause: StatementCause
     /// `EXPLAIN QUERY PLAN` lines, gathered only while someone asked for them (SQL debug level 4).
     public let queryPlan: [String]?
+    /// The object whose fault ran the statement: the object of an object fault (its row, or its batch's rows), the
+    /// owner of a relationship fault. The fault's own event follows the statement (it carries the fault's whole
+    /// time), so the statement names its cause itself; nil for statements no fault ran.
+    public let faultedObject: ObjectID?
 
-    public init(sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause, queryPlan: [String]? = nil) {
+    public init(sql: String, arguments: [AttributeValue], rows: Int, duration: Duration, cause: StatementCause, queryPlan: [String]? = nil,
+                faultedObject: ObjectID? = nil) {
+        self.faultedObject = faultedObject
         self.sql = sql
         self.arguments = arguments
         self.rows = rows

@@ -252,7 +252,7 @@ final class BatchedFetch {
             let objects = range.map { position -> ManagedObject in
                 let object = plan.mapping.objectClass.init(objectID: ids[position] ?? ObjectID(entityNumber: plan.mapping.number, primaryKey: 0),
                                                            context: context, mapping: plan.mapping)
-                object.faultError = error
+                object.state.fail(error)
                 return object
             }
             return FetchedObjects(objects, retaining: [])

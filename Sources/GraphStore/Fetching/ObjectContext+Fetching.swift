@@ -153,11 +153,11 @@ extension ObjectContext {
 
     func pendingObjects(for plan: FetchPlan) -> PendingObjects? {
         let numbers = plan.includedNumbers
-        let inserted = insertedList.filter { !$0.isDeletedFlag && numbers.contains($0.objectID.entityNumber) }
+        let inserted = insertedList.filter { !$0.state.isDeleted && numbers.contains($0.objectID.entityNumber) }
         var changed: [ManagedObject] = []
         var deleted = Set<ObjectID>()
         for object in changedObjects.values where numbers.contains(object.objectID.entityNumber) {
-            if object.isDeletedFlag { deleted.insert(object.objectID) } else { changed.append(object) }
+            if object.state.isDeleted { deleted.insert(object.objectID) } else { changed.append(object) }
         }
         return inserted.isEmpty && changed.isEmpty && deleted.isEmpty ? nil : PendingObjects(inserted: inserted, changed: changed, deleted: deleted)
     }
@@ -177,7 +177,7 @@ extension ObjectContext {
             do {
                 evaluator = try PredicateEvaluator(predicate, entity: plan.mapping.name, schema: coordinator.store.schema)
             } catch {
-                throw .invalidFetch("\(plan.mapping.name): \(error.description)")
+                throw .predicate(entity: plan.mapping.name, error)
             }
         }
         let matching = moved.filter { evaluator?.evaluate($0) ?? true }
@@ -220,7 +220,7 @@ extension ObjectContext {
             do {
                 evaluator = try PredicateEvaluator(predicate, entity: plan.mapping.name, schema: coordinator.store.schema)
             } catch {
-                throw .invalidFetch("\(plan.mapping.name): \(error.description)")
+                throw .predicate(entity: plan.mapping.name, error)
             }
         }
         func matches(_ object: ManagedObject) -> Bool { evaluator?.evaluate(object) ?? true }

@@ -58,11 +58,11 @@ extension ObjectContext {
     /// Data), and unsaved objects that point at a deleted one through a Nullify relationship let go of it. The
     /// store's side — rows never loaded — is planned and deleted set-based by the save.
     public func processPendingChanges() {
-        var queue = insertedList.filter(\.isDeletedFlag) + changedObjects.values.filter(\.isDeletedFlag)
+        var queue = insertedList.filter(\.state.isDeleted) + changedObjects.values.filter(\.state.isDeleted)
         var seen = Set(queue.map(ObjectIdentifier.init))
         func enqueue(_ object: ManagedObject) {
             guard seen.insert(ObjectIdentifier(object)).inserted else { return }
-            if !object.isDeletedFlag { markDeleted(object) }
+            if !object.state.isDeleted { markDeleted(object) }
             queue.append(object)
         }
         while let object = queue.popLast() {
@@ -78,7 +78,7 @@ extension ObjectContext {
                     guard let inverse = toMany.inverse else { continue }
                     for member in state.addedOnce {
                         let other = self.object(with: member)
-                        guard !other.isDeletedFlag, case .toOne(let inverseIndex)? = other.mapping.slot(forKey: inverse),
+                        guard !other.state.isDeleted, case .toOne(let inverseIndex)? = other.mapping.slot(forKey: inverse),
                               other.destinationID(ofToOne: inverseIndex) == object.objectID else { continue }
                         setToOne(other, index: inverseIndex, to: nil, maintainInverse: false)
                     }
@@ -91,7 +91,7 @@ extension ObjectContext {
             }
         }
         // One whose Deny rule a surviving object blocks keeps its links: the save refuses the delete and names it.
-        letGo(of: insertedList.filter { $0.isDeletedFlag && deniedDelete(of: $0).isEmpty })
+        letGo(of: insertedList.filter { $0.state.isDeleted && deniedDelete(of: $0).isEmpty })
     }
 
     /// What blocks deleting a new object by its Deny rules: per Deny relationship, the objects it holds that are not
@@ -99,7 +99,7 @@ extension ObjectContext {
     func deniedDelete(of object: ManagedObject) -> [DeletionPlan.Blocker] {
         let mapping = object.mapping
         guard mapping.hasDenyRules else { return [] }
-        func survives(_ id: ObjectID) -> Bool { !(loadedObject(id)?.isDeletedFlag ?? false) }
+        func survives(_ id: ObjectID) -> Bool { !(loadedObject(id)?.state.isDeleted ?? false) }
         var blockers: [DeletionPlan.Blocker] = []
         func block(_ relationship: String, _ count: Int) {
             guard count > 0 else { return }
@@ -126,7 +126,7 @@ extension ObjectContext {
         /// Partners whose to-many (by slot) held gone objects.
         var toManyPartners: [ObjectIdentifier: (partner: ManagedObject, slots: Set<Int>)] = [:]
         func note(_ partnerID: ObjectID, _ key: String, from object: ManagedObject) {
-            guard let partner = loadedObject(partnerID), !partner.isDeletedFlag else { return }
+            guard let partner = loadedObject(partnerID), !partner.state.isDeleted else { return }
             switch partner.mapping.slot(forKey: key) {
             case .toMany(let index)?:
                 toManyPartners[ObjectIdentifier(partner), default: (partner, [])].slots.insert(index)
@@ -170,7 +170,7 @@ extension ObjectContext {
     /// object (or none) lets go of the one it saved, and a to-many lets go of the members it removed (and did not
     /// add again). Only stored rows count; new objects have no stored links.
     func noteUnsavedUnlinks(in planner: inout DeletionPlanner) {
-        for object in changedObjects.values where !object.isInsertedFlag && object.hasPersistentChanges {
+        for object in changedObjects.values where !object.state.isInserted && object.hasPersistentChanges {
             let mapping = object.mapping
             // The stored key is what a changed to-one lets go of: a change kept through a refresh has no row read.
             if object.snapshot == nil, !object.toOneChanges.isEmpty { fulfillFault(object, trigger: .save) }
@@ -195,10 +195,10 @@ extension ObjectContext {
     /// `rule`, from objects not deleted in memory (or from deleted ones too, with `fromDeleted`).
     func unsavedLinks(rule: DeleteRule, fromDeleted: Bool = false) -> [(source: ObjectID, relationship: String, destination: ObjectID)] {
         var links: [(source: ObjectID, relationship: String, destination: ObjectID)] = []
-        for object in insertedList + Array(changedObjects.values) where fromDeleted || !object.isDeletedFlag {
+        for object in insertedList + Array(changedObjects.values) where fromDeleted || !object.state.isDeleted {
             let mapping = object.mapping
             for (index, toOne) in mapping.toOnes.enumerated() where toOne.description.deleteRule == rule {
-                let destination = object.isInsertedFlag ? object.newKeys[index] : object.toOneChanges[index] ?? nil
+                let destination = object.state.isInserted ? object.newKeys[index] : object.toOneChanges[index] ?? nil
                 if let destination { links.append((object.objectID, toOne.name, destination)) }
             }
             for (index, state) in object.toManyStates where !state.added.isEmpty && mapping.toManys[index].description.deleteRule == rule {
@@ -226,7 +226,7 @@ extension ObjectContext {
                 guard source.isTemporary ? lateIDs.contains(source) : planner.isDoomed(source) else { continue }
                 if destination.isTemporary {
                     guard !lateIDs.contains(destination), let index = Self.position(of: destination, in: insertedList),
-                          !insertedList[index].isDeletedFlag else { continue }
+                          !insertedList[index].state.isDeleted else { continue }
                     lateIDs.insert(destination)
                     late.append(insertedList[index])
                     reached = true
@@ -249,7 +249,7 @@ extension ObjectContext {
         for (source, relationship, destination) in unsavedLinks(rule: .deny, fromDeleted: true) where !source.isTemporary {
             if destination.isTemporary {
                 guard !lateIDs.contains(destination), let index = Self.position(of: destination, in: insertedList),
-                      !insertedList[index].isDeletedFlag else { continue }
+                      !insertedList[index].state.isDeleted else { continue }
             }
             planner.noteLinked(source, relationship, destination)
         }
@@ -259,7 +259,7 @@ extension ObjectContext {
     /// relate to them let go of them. Like the rest of the save's pass over deletes, this opens no undo step.
     func didDeleteLate(_ late: [ManagedObject]) {
         guard !late.isEmpty else { return }
-        for object in late { object.isDeletedFlag = true }
+        for object in late { object.state.markDeleted() }
         withoutOpeningUndoSteps { letGo(of: late) }
     }
 
@@ -273,13 +273,13 @@ extension ObjectContext {
         var marked: [ManagedObject] = []
         for id in doomed {
             guard let object = registry[id]?.object else { continue }
-            object.isDeletedFlag = true
+            object.state.markDeleted()
             unregister(id)
             marked.append(object)
         }
         for id in outcome.clearedRows {
             guard let object = registry[id]?.object, !object.hasChanges else { continue }
-            object.snapshot = nil
+            object.state.forgetRow()
         }
         // Objects the save inserted are not registered yet: they are walked too.
         for object in registry.values.map(\.object) + insertedList where !object.toManyStates.isEmpty {
@@ -300,15 +300,15 @@ extension ObjectContext {
         for (reversal, outcome) in reversed {
             for id in outcome.removed {
                 guard let object = registry[id]?.object else { continue }
-                object.isDeletedFlag = true
+                object.state.markDeleted()
                 unregister(id)
                 removed.append(object)
             }
             let restored = Set(outcome.restored)
             for object in reversal.changes.deletedObjects where restored.contains(object.objectID) {
                 // Back as its row is: changes it had when deleted were never saved.
-                object.isDeletedFlag = false
-                object.faultError = nil
+                object.state.markDeleted(false)
+                object.state.recover()
                 object.attributeChanges.removeAll()
                 object.toOneChanges.removeAll()
                 stopTrackingChanges(of: object)
@@ -317,7 +317,7 @@ extension ObjectContext {
         }
         coordinator.rowCache.removeAll()
         for entry in registry.values {
-            entry.object.snapshot = nil
+            entry.object.state.forgetRow()
             entry.object.toManyStates.removeAll()
         }
         return removed

@@ -32,7 +32,7 @@ extension ObjectContext {
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             object.toManyStates.removeAll()
-            object.isDeletedFlag = true
+            object.state.markDeleted()
             unregister(id)
             touched += 1
         }
@@ -56,13 +56,12 @@ extension ObjectContext {
         for id in notification.updated {
             guard let object = registry[id]?.object, let current = object.snapshot, let snapshot = notification.values[id],
                   snapshot.version >= current.version else { continue }
-            object.snapshot = snapshot
+            object.state.load(snapshot)
             touched += 1
         }
         for id in notification.refreshed {
             guard let object = registry[id]?.object, object.snapshot != nil else { continue }
-            object.snapshot = nil
-            object.faultError = nil
+            object.state.refault()
             touched += 1
         }
         for id in notification.relationshipOwners {

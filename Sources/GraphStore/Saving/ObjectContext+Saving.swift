@@ -35,12 +35,12 @@ extension ObjectContext {
         for object in outcome.keptBack {
             // The cache may hold the row as this context read it, not as the other writer left it.
             coordinator.rowCache.remove(object.objectID)
-            object.isDeletedFlag = false
+            object.state.markDeleted(false)
             refresh(object, mergeChanges: false)
         }
         for object in vanished {
-            object.isDeletedFlag = true
-            object.faultError = .objectNotFound(uri: coordinator.uri(for: object.objectID))
+            object.state.markDeleted()
+            object.state.fail(.objectNotFound(uri: coordinator.uri(for: object.objectID)))
         }
         let records = plan.journalStep != nil
         var deletedObjects = records ? deleted : []
@@ -108,7 +108,7 @@ extension ObjectContext {
         }
         let updatedByID = Dictionary(uniqueKeysWithValues: outcome.updatedSnapshots.map { ($0.objectID, $0) })
         for object in updated {
-            if let snapshot = updatedByID[object.objectID] { object.snapshot = snapshot }
+            if let snapshot = updatedByID[object.objectID] { object.state.load(snapshot) }
             object.attributeChanges.removeAll()
             object.toOneChanges.removeAll()
             clearChanges(object)
@@ -121,7 +121,7 @@ extension ObjectContext {
         }
         for object in stale {
             coordinator.rowCache.remove(object.objectID)
-            object.snapshot = nil
+            object.state.forgetRow()
         }
         clearChangedObjects()
         linkChanges.removeAll()
@@ -132,7 +132,7 @@ extension ObjectContext {
     /// at all: saving many new objects nobody kept costs no registry traffic. (The plan, which also holds them, is
     /// gone by now, so the test of unique reference sees only references held outside the context.)
     private func registerSavedObjects() {
-        for index in insertedList.indices where !insertedList[index].isInsertedFlag {
+        for index in insertedList.indices where !insertedList[index].state.isInserted {
             if !isKnownUniquelyReferenced(&insertedList[index]) { register(insertedList[index]) }
         }
         insertedList.removeAll()

@@ -27,9 +27,9 @@ import Foundation
 /// Objects are listed inserted ones first (in insertion order), then updated ones by object ID.
 extension ObjectContext {
     func validateForSave() throws(ContextError) {
-        var objects = insertedList.filter { !$0.isDeletedFlag }
+        var objects = insertedList.filter { !$0.state.isDeleted }
         objects += changedObjects.values
-            .filter { !$0.isInsertedFlag && !$0.isDeletedFlag && $0.hasPersistentChanges }
+            .filter { !$0.state.isInserted && !$0.state.isDeleted && $0.hasPersistentChanges }
             .sorted { $0.objectID < $1.objectID }
         guard !objects.isEmpty else { return }
         var rules: [ValidationRules?] = Array(repeating: nil, count: model.entities.count)
@@ -48,7 +48,7 @@ extension ObjectContext {
     // MARK: attributes and relationships
 
     private func check(_ object: ManagedObject, at position: Int, against rules: ValidationRules, into report: inout ValidationReport) {
-        let inserted = object.isInsertedFlag
+        let inserted = object.state.isInserted
         for rule in rules.attributes {
             let value: AttributeValue
             if inserted {
@@ -89,7 +89,7 @@ extension ObjectContext {
     /// Whether the object with `id` will be gone after this save (deleted, or an inserted object deleted again).
     private func isDeletedHere(_ id: ObjectID) -> Bool {
         if id.isTemporary { return insertedObject(for: id) == nil }
-        return registry[id]?.object.isDeletedFlag ?? false
+        return registry[id]?.object.state.isDeleted ?? false
     }
 
     // MARK: uniqueness
@@ -122,7 +122,7 @@ extension ObjectContext {
         }
         for (position, object) in objects.enumerated() {
             guard let slots = slotsByNumber[object.mapping.number] else { continue }
-            if !object.isInsertedFlag {
+            if !object.state.isInserted {
                 let changed = slots.contains { slot in
                     switch slot {
                     case .attribute(let index): object.attributeChanges[index] != nil
@@ -197,7 +197,7 @@ extension ObjectContext {
         for slot in slots {
             switch slot {
             case .attribute(let index):
-                let value = object.isInsertedFlag ? object.newValues[index] : object.attributeValue(ResolvedKey(slot: slot, key: object.mapping.attributes[index].name))
+                let value = object.state.isInserted ? object.newValues[index] : object.attributeValue(ResolvedKey(slot: slot, key: object.mapping.attributes[index].name))
                 switch value {
                 case .null: return nil
                 // Stored text compares byte for byte (the unique index is BINARY); Swift's `==` would equate

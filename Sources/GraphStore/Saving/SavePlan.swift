@@ -39,7 +39,7 @@ struct SavePlan {
         // (one left open would outlive a save that then finds nothing to write).
         context.withoutOpeningUndoSteps { context.processPendingChanges() }
         // New objects deleted while their Deny relationships hold survivors: refused, as the store refuses its own.
-        let denied = context.insertedList.filter(\.isDeletedFlag).flatMap(context.deniedDelete(of:))
+        let denied = context.insertedList.filter(\.state.isDeleted).flatMap(context.deniedDelete(of:))
         if !denied.isEmpty { throw .deleteDenied(denied) }
         guard context.hasChanges else { return nil }
         try context.validateForSave()

@@ -107,7 +107,7 @@ public final class PersistentStore: Sendable {
     /// The writable connections for a write. With `Options.checkBeforeFirstWrite`, the first call after opening runs
     /// `PRAGMA quick_check` over the whole file, unless the open ran it already, and a damaged store gives `StoreError.damaged` to this and every later
     /// write, so nothing is written into a b-tree SQLite finds broken (a write there spreads the damage). A browser
-    /// that opens a store only to look pays nothing; the first save pays about a second per million messages.
+    /// that opens a store only to look pays nothing; the first save pays one read of the whole file.
     public func checkedWriter() throws(StoreError) -> any DatabaseWriter {
         let writer = try databaseWriter()
         let result = writeCheck.withLock { state -> Result<Void, StoreError> in

@@ -175,9 +175,14 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Runs `body` with a statement runner on the reading connection, outside any transaction (as Core Data reads:
     /// row by row); every error comes out as a `ContextError`.
     @discardableResult
-    func reading<T>(cause: StatementCause, context: ContextID?, _ body: (StatementRunner) throws -> T) throws(ContextError) -> T {
+    func reading<T>(cause: StatementCause, context: ContextID?, faultedObject: ObjectID? = nil,
+                    _ body: (StatementRunner) throws -> T) throws(ContextError) -> T {
         do {
-            return try read { db in try body(StatementRunner(coordinator: self, db: db, cause: cause, context: context)) }
+            return try read { db in
+                let runner = StatementRunner(coordinator: self, db: db, cause: cause, context: context)
+                runner.faultedObject = faultedObject
+                return try body(runner)
+            }
         } catch {
             throw ContextError.from(error, busyTimeout: store.busyTimeout)
         }
@@ -221,7 +226,7 @@ public final class PersistentStoreCoordinator: Sendable {
         return lines
     }
 
-    /// Reads one row by primary key, filling the row cache; nil when the row is gone.
+    /// Reads one row by primary key for `id`'s fault, filling the row cache; nil when the row is gone.
     func fetchSnapshot(_ id: ObjectID, cause: StatementCause, context: ContextID?) throws(ContextError) -> RowSnapshot? {
         let mapping = mappings[id.entityNumber - 1]
         var found: RowSnapshot?
@@ -235,9 +240,9 @@ public final class PersistentStoreCoordinator: Sendable {
             // As for inserts, the arguments are built only for someone who will see them.
             let arguments: [AttributeValue] = events.hasObservers ? [.integer(id.primaryKey)] : []
             events.emit(.statement(StatementEvent(sql: mapping.selectByPrimaryKey, arguments: arguments, rows: found == nil ? 0 : 1,
-                                                  duration: ContinuousClock.now - start, cause: cause)), context: context)
+                                                  duration: ContinuousClock.now - start, cause: cause, faultedObject: id)), context: context)
         } else {
-            try reading(cause: cause, context: context) { runner in
+            try reading(cause: cause, context: context, faultedObject: id) { runner in
                 try runner.query(SQLStatement(mapping.selectByPrimaryKey, [.integer(id.primaryKey)])) { row in found = row.snapshot(mapping) }
             }
         }

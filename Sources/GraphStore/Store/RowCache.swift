@@ -6,18 +6,13 @@ import Synchronization
 /// Bounded, least-recently-used, safe to use from any thread. Every operation takes one lock; lookups, inserts,
 /// removals and evictions are O(1) and a lookup allocates nothing.
 public final class RowCache: Sendable {
-    /// Counts since creation or the last reset: lookups that found a row, that did not, and evictions.
+    /// What the cache itself did since creation or the last reset. (Whether a fault found its row here is counted
+    /// once, where the fault fires: `EventHub.counters`' `cacheHits` and `cacheMisses`.)
     public struct Statistics: Equatable, Sendable {
-        /// `snapshot(for:)` calls that found their row.
-        public var hits: Int
-        /// `snapshot(for:)` calls that did not.
-        public var misses: Int
         /// Rows pushed out to stay within the capacity (not rows removed on request).
         public var evictions: Int
 
-        public init(hits: Int = 0, misses: Int = 0, evictions: Int = 0) {
-            self.hits = hits
-            self.misses = misses
+        public init(evictions: Int = 0) {
             self.evictions = evictions
         }
     }
@@ -51,8 +46,7 @@ public final class RowCache: Sendable {
         state.withLock { $0.lookUp(id) }
     }
 
-    /// The cached rows among `ids`, by ID, under one lock, marking them recently used but counting neither hits
-    /// nor misses: for loaders (prefetching, batches) deciding which rows they still need to read.
+    /// The cached rows among `ids`, by ID, under one lock, marking them recently used: for loaders (prefetching, batches) deciding which rows they still need to read.
     func cachedSnapshots(for ids: some Sequence<ObjectID>) -> [ObjectID: RowSnapshot] {
         let wanted = Array(ids)
         guard !wanted.isEmpty else { return [:] }
@@ -113,7 +107,7 @@ public final class RowCache: Sendable {
         withExtendedLifetime(released) {}
     }
 
-    /// Hits, misses and evictions since creation or the last `resetStatistics()`.
+    /// Evictions since creation or the last `resetStatistics()`.
     public var statistics: Statistics {
         state.withLock { $0.statistics }
     }
@@ -164,11 +158,7 @@ private struct LRUState {
     }
 
     mutating func lookUp(_ id: ObjectID) -> RowSnapshot? {
-        guard let slot = index[id] else {
-            statistics.misses += 1
-            return nil
-        }
-        statistics.hits += 1
+        guard let slot = index[id] else { return nil }
         moveToFront(slot)
         return slots[Int(slot)].snapshot
     }

@@ -46,6 +46,8 @@ final class StatementRunner {
     private(set) var count = 0
     /// Hears each statement's rows, when the work reports progress.
     var meter: ProgressMeter?
+    /// The object whose fault runs these statements, which their events carry (`StatementEvent.faultedObject`).
+    var faultedObject: ObjectID?
     /// Each entity's INSERT, prepared on first use (index: entity number - 1).
     private var insertStatements: [OpaquePointer?]
 
@@ -179,7 +181,7 @@ final class StatementRunner {
         let events = coordinator.events
         let plan = events.wantsQueryPlans ? coordinator.queryPlan(db, sql: sql, arguments: arguments) : nil
         events.emit(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration,
-                                              cause: cause ?? self.cause, queryPlan: plan)), context: context)
+                                              cause: cause ?? self.cause, queryPlan: plan, faultedObject: faultedObject)), context: context)
         meter?.finished(rows: rows)
     }
 }

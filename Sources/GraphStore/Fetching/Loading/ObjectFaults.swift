@@ -32,18 +32,18 @@ extension ObjectContext {
         if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
         let cached = coordinator.rowCache.snapshot(for: objectID)
         if let cached {
-            object.snapshot = cached
+            object.state.load(cached)
         } else {
             let cause = StatementCause.objectFault(entity: object.entityName, key: trigger.description)
             do throws(ContextError) {
-                let snapshot = if let group = faultGroups.isEmpty ? nil : faultGroups[objectID] {
+                let snapshot = if let group = batchedFaults.group(of: objectID) {
                     try fulfillFaultBatch(for: objectID, in: group, cause: cause)
                 } else {
                     try coordinator.fetchSnapshot(objectID, cause: cause, context: id)
                 }
-                if let snapshot { object.snapshot = snapshot } else { object.faultError = .objectNotFound(uri: coordinator.uri(for: objectID)) }
+                if let snapshot { object.state.load(snapshot) } else { object.state.fail(.objectNotFound(uri: coordinator.uri(for: objectID))) }
             } catch {
-                object.faultError = error
+                object.state.fail(error)
             }
         }
         coordinator.events.emit(.objectFault(ObjectFaultEvent(

@@ -11,19 +11,20 @@ extension ObjectContext {
         var ids: [ObjectID] = []
         let destinations = coordinator.mapping(forEntityNumber: toMany.destinationNumber).entityNumbers
         do throws(ContextError) {
-            try coordinator.reading(cause: .relationshipFault(entity: object.entityName, key: toMany.name), context: id) { runner in
+            try coordinator.reading(cause: .relationshipFault(entity: object.entityName, key: toMany.name), context: id,
+                                    faultedObject: object.objectID) { runner in
                 try runner.query(statement) { row in
                     let entity = toMany.destinationHasSubentities ? row.int64(0) : Int64(toMany.destinationNumber)
                     ids.append(ObjectID.stored(entity: entity, of: destinations, key: row.int64(1)))
                 }
             }
         } catch {
-            object.faultError = error
+            object.state.fail(error)
         }
         coordinator.events.emit(.relationshipFault(RelationshipFaultEvent(
             entity: object.entityName, objectID: object.objectID, key: toMany.name, rows: ids.count,
             duration: ContinuousClock.now - start)), context: id)
-        recordFaultGroup(ids, size: faultBatchSize(forRelationship: toMany.name, of: object.mapping))
+        noteSurfaced(.members(ids, relationship: toMany.name, of: object.mapping))
         return ids
     }
 }

@@ -23,7 +23,7 @@ extension ObjectContext {
                          cause: .fetch(entity: plan.mapping.name)) { handle in
                 ids.append(plan.objectID(handle))
             }
-            recordFaultGroup(ids, size: faultBatchSize)
+            noteSurfaced(.fetchedIDs(ids))
             return LoadedObjects(objects: ids.map { object(with: $0) }, retained: [])
         }
         let joined = JoinedPrefetch.make(for: plan, coordinator: coordinator)
@@ -73,10 +73,10 @@ extension ObjectContext {
                 retained.append(owner)
             }
         }
-        recordToOneFaultGroups(rows)
+        noteSurfaced(.rows(rows))
         let objects = rows.map { snapshot -> ManagedObject in
             let object = object(with: snapshot.objectID)
-            if !request.returnsObjectsAsFaults, object.snapshot == nil, !object.isInserted { object.snapshot = snapshot }
+            if !request.returnsObjectsAsFaults, object.snapshot == nil, !object.isInserted { object.state.load(snapshot) }
             return object
         }
         try prefetch(PrefetchNode.tree(joined.remainingKeyPaths), rows: rows, prefix: "", retained: &retained)
@@ -89,7 +89,7 @@ extension ObjectContext {
         rows.map { row in
             let object = object(with: row.objectID)
             if object.snapshot == nil, !object.isInserted {
-                object.snapshot = row
+                object.state.load(row)
                 if let keyPath, tracksPrefetchUse {
                     object.isUntouchedPrefetch = true
                     prefetchedObjects[keyPath, default: []].append(row.objectID)
