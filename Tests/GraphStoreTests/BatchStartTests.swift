@@ -6,8 +6,6 @@ import Testing
 /// `fetch(_:firstReading:)`: a windowed batched result fetched again where a screen stays reads the rows from that
 /// index in its first statement, and every index still gives the object the plain fetch gives.
 @Suite struct BatchStartTests {
-    typealias ChatStore = FetchRequestTests.ChatStore
-
     private func request(batch: Int) -> FetchRequest {
         var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("sentAt", ascending: false), .init("SELF")])
         request.fetchBatchSize = batch

@@ -141,12 +141,8 @@ import Testing
 
     /// Every chat, every user and a spread of messages of a generated chat store.
     @Test func theCountingPlanIsTheKeyReadingPlanOnAChatStore() throws {
-        let folder = TemporaryDirectory()
-        let path = folder.path("chat.sqlite")
-        _ = try FixtureGenerator(options: FixtureOptions(seed: 5, users: 60, chats: 25, messages: 3_000), corpus: try ChatCorpus.load())
-            .generate(to: path)
-        let coordinator = try PersistentStoreCoordinator(path: path, model: try ChatModel.make(), classes: ChatModel.classes)
-        let context = ObjectContext(coordinator: coordinator, name: "check")
+        let store = try GeneratedChatStore(FixtureOptions(seed: 5, users: 60, chats: 25, messages: 3_000))
+        let context = ObjectContext(coordinator: store.coordinator, name: "check")
         var problems: [String] = []
         var checked = 0
         for entity in ["Chat", "User", "Message", "ChatMember", "Folder"] {
@@ -160,7 +156,7 @@ import Testing
         if let problem = try Self.disagreement(context, Array(chats.prefix(3))) { problems.append(problem) }
         #expect(checked > 100)
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
-        withExtendedLifetime(folder) {}
+        withExtendedLifetime(store) {}
     }
 
     /// A chat's preview on the chat model: one statement per table the cascade reaches (chats, members, messages,
@@ -169,18 +165,16 @@ import Testing
     /// message's: replies, read receipts, chats' last message, forwards) — 11 statements, each a count. They return
     /// 9 rows: one per table with doomed rows (this store has no attachments or reactions) and one per reference.
     @Test func aChatsPreviewIsAFixedNumberOfCounts() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
-        let statements = Statements()
-        let token = store.fixture.coordinator.events.addObserver { statements.add($0) }
-        defer { store.fixture.coordinator.events.removeObserver(token) }
+        let recorder = SQLRecorder(store.coordinator)
         for id in store.chats {
             let chat = context.object(with: id)
-            let before = statements.all.count
+            let before = recorder.statements.count
             let totals = try store.fixture.measure { _ = try context.deletionPlan(for: [chat]) }
             #expect(totals.statements == 11, "\(chat.entity.name)")
             #expect(totals.statementRows == 9)
-            let ran = statements.all[before...]
+            let ran = recorder.statements[before...]
             #expect(ran.count == totals.statements)
             #expect(ran.allSatisfy { $0.sql.contains("COUNT(*)") })
             // The key-reading planner reads every doomed key: more rows, as many as the chat holds.
@@ -191,7 +185,7 @@ import Testing
     }
 
     @Test func thePreviewReportsProgressAfterEachStatement() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         let chat = context.object(with: store.chats[5])
         let quiet = try context.deletionPlan(for: [chat])
@@ -210,7 +204,7 @@ import Testing
     }
 
     @Test func aCancelledPreviewThrowsAndChangesNothing() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let rowsBefore = try store.fixture.coordinator.store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ZMESSAGE") }
         let context = store.fixture.context()
         let chat = context.object(with: store.chats[5])
@@ -229,7 +223,7 @@ import Testing
     }
 
     @Test func savesAndUndoAfterASaveReportProgress() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chat = context.object(with: store.chats[6])
@@ -280,15 +274,4 @@ final class Reports: Sendable {
     func clear() { list.withLock { $0.removeAll() } }
 
     var all: [WorkProgress] { list.withLock { $0 } }
-}
-
-/// The statements a coordinator ran, as its events report them.
-final class Statements: Sendable {
-    private let list = Mutex<[StatementEvent]>([])
-
-    func add(_ record: GraphEventRecord) {
-        if case .statement(let statement) = record.event { list.withLock { $0.append(statement) } }
-    }
-
-    var all: [StatementEvent] { list.withLock { $0 } }
 }

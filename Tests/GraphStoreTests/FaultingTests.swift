@@ -94,7 +94,7 @@ import Testing
         let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try populateStudents(fixture)
         let context = fixture.context()
-        let recorder = StatementRecorder(fixture.coordinator)
+        let recorder = SQLRecorder(fixture.coordinator)
         _ = context.object(with: ids.classID).objects(forKey: "students")
         _ = context.object(with: ids.students[0]).objects(forKey: "subjects")
         _ = context.object(with: ids.subjects[0]).objects(forKey: "students")
@@ -190,33 +190,4 @@ import Testing
         #expect(huge.relationshipFaults == 0)
         #expect(huge.statements <= 4)
     }
-}
-
-/// Collects the SQL of every statement a coordinator runs while it lives.
-final class StatementRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var statements: [String] = []
-    private let coordinator: PersistentStoreCoordinator
-    private var token: EventHub.ObserverToken?
-
-    init(_ coordinator: PersistentStoreCoordinator) {
-        self.coordinator = coordinator
-        token = coordinator.events.addObserver { [weak self] record in
-            if case .statement(let statement) = record.event { self?.append(statement.sql) }
-        }
-    }
-
-    private func append(_ sql: String) {
-        lock.lock()
-        statements.append(sql)
-        lock.unlock()
-    }
-
-    var sql: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return statements
-    }
-
-    deinit { if let token { coordinator.events.removeObserver(token) } }
 }

@@ -7,8 +7,6 @@ import Testing
 /// count taken by a windowed result's first statement (`countsWithFirstBatch`), and relationship keys read without
 /// making objects (`objectIDs(forRelationshipNamed:)`). Each is checked against the same fetch without it.
 @Suite struct FetchLeverTests {
-    typealias ChatStore = FetchRequestTests.ChatStore
-
     private func titles(_ objects: some Sequence<ManagedObject>) -> [String] {
         objects.map { $0.value(forKey: "title") as? String ?? "?" }
     }

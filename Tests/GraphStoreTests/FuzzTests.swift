@@ -255,10 +255,10 @@ import Testing
 
     static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
-    /// The `contents` files of the test models and, when `../shared` is beside the package, of the Core Data corpus.
+    /// The `contents` files of the test models and, when `CoreDataCorpus` names a folder, of the Core Data corpus.
     static func modelFiles() -> [URL] {
         var files: [URL] = []
-        for root in [testsFolder.appendingPathComponent("Models"), CoreDataCorpus.folder] {
+        for root in [testsFolder.appendingPathComponent("Models")] + [CoreDataCorpus.folder].compactMap({ $0 }) {
             guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { continue }
             for case let url as URL in walker where url.lastPathComponent == "contents" { files.append(url) }
         }
@@ -301,7 +301,7 @@ import Testing
         try #require(!files.isEmpty, "no model files under \(Self.testsFolder.path)/Models")
         if !CoreDataCorpus.isPresent { print("FuzzTests: \(CoreDataCorpus.absentReason); fuzzing the test models only") }
         let texts = try files.map { try String(contentsOf: $0, encoding: .utf8) }
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         var mutator = TextMutator(seed: seed, tokens: Self.modelTokens)
         var structural = ModelMutator(seed: seed ^ 0xC0DE)
         for index in 0..<Self.modelInputs {
@@ -317,7 +317,7 @@ import Testing
     /// The mutations worth trying on purpose, each on every test model.
     @Test func namedModelMutationsLoadOrThrow() throws {
         let files = Self.modelFiles()
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         var index = 0
         for (file, text) in try files.map({ ($0, try String(contentsOf: $0, encoding: .utf8)) }) {
             for (name, mutated) in ModelMutator.named(text) {

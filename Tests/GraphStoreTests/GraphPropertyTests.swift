@@ -971,7 +971,7 @@ extension GraphPropertyFindingsTests {
         gone.setValue("x", forKey: "name")
         context.delete(gone)
         #expect(!context.hasChanges)
-        let recorder = StatementRecorder(fixture.coordinator)
+        let recorder = SQLRecorder(fixture.coordinator)
         try context.save()
         #expect(recorder.sql.isEmpty, "\(recorder.sql)")
     }

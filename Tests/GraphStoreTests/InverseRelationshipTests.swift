@@ -290,7 +290,7 @@ import Testing
         math.remove(aiko, fromKey: "students")
         #expect(aiko.objects(forKey: "subjects").isEmpty)
         #expect(math.objects(forKey: "students").isEmpty)
-        let recorder = StatementRecorder(fixture.coordinator)
+        let recorder = SQLRecorder(fixture.coordinator)
         let cost = try fixture.measure { try context.save() }
         #expect(cost.statements == 1)
         #expect(recorder.sql.filter { $0.contains("Z_3SUBJECTS") }.allSatisfy { $0.hasPrefix("DELETE FROM Z_3SUBJECTS") })
@@ -307,7 +307,7 @@ import Testing
         aiko.add(math, toKey: "subjects")
         math.remove(aiko, fromKey: "students")
         #expect(aiko.objects(forKey: "subjects").isEmpty)
-        let recorder = StatementRecorder(fixture.coordinator)
+        let recorder = SQLRecorder(fixture.coordinator)
         try context.save()
         #expect(recorder.sql.contains { $0.hasPrefix("INSERT INTO ZSTUDENT") })
         #expect(!recorder.sql.contains { $0.contains("Z_3SUBJECTS") }, "\(recorder.sql)")

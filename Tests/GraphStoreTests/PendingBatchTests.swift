@@ -7,8 +7,6 @@ import Testing
 /// statement reads more than a batch. Unsaved changes that can move objects (inserts, changes to a key the
 /// predicate or the sort reads) still merge in memory. Each result is checked against the same fetch unbatched.
 @Suite struct PendingBatchTests {
-    typealias ChatStore = FetchRequestTests.ChatStore
-
     private func titles(_ objects: some Sequence<ManagedObject>) -> [String] {
         objects.map { $0.value(forKey: "title") as? String ?? "?" }
     }

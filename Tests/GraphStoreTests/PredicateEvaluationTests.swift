@@ -14,12 +14,13 @@ import Testing
     /// A saved store: users, chats and messages with nils in most places, a user in no chat, a chat with no
     /// members, a message with no sender or chat, a user with a nil name.
     final class SavedStore {
-        let folder = TemporaryDirectory()
+        let folder: TemporaryDirectory
         let coordinator: PersistentStoreCoordinator
         /// IDs by a short name ("ann", "team", "m3"…), permanent.
         var ids: [String: ObjectID] = [:]
 
         init() throws {
+            folder = try TemporaryDirectory()
             coordinator = try PersistentStoreCoordinator(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
             let context = ObjectContext(coordinator: coordinator, name: "setup")
             var objects: [String: ManagedObject] = [:]

@@ -3,11 +3,12 @@ import GraphStore
 
 /// A coordinator on a new store in a temporary folder, with helpers to count what a piece of work cost.
 final class GraphFixture {
-    let folder = TemporaryDirectory()
+    let folder: TemporaryDirectory
     let coordinator: PersistentStoreCoordinator
     let path: String
 
     init(_ model: ObjectModel, rowCacheCapacity: Int = 100_000) throws {
+        folder = try TemporaryDirectory()
         path = folder.path("store.sqlite")
         coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: rowCacheCapacity)
     }
