@@ -973,7 +973,7 @@ extension GraphPropertyFindingsTests {
         #expect(!context.hasChanges)
         let recorder = SQLRecorder(fixture.coordinator)
         try context.save()
-        #expect(recorder.sql.isEmpty, "\(recorder.sql)")
+        assertSQL(recorder, [])
     }
 
     @Test func removingAnExistingLinkAddedAgainRemovesIt() throws {

@@ -7,8 +7,8 @@ import Testing
 /// (SQL, arguments, cause) and the object faults the row cache served (hits) or SQLite did (misses).
 ///
 ///     let recorder = SQLRecorder(fixture.coordinator)
-///     _ = context.object(with: id).value(forKey: "name")
-///     assertSQL(recorder, ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZNAME FROM ZSTUDENT t0 WHERE t0.Z_PK = ?"])
+///     _ = context.object(with: studentID).value(forKey: "name")
+///     assertSQL(recorder, ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZNAME, t0.ZADDRESS, t0.ZMAILINGADDRESS, t0.ZCLASS FROM ZSTUDENT t0 WHERE t0.Z_PK = ?"])
 ///     assertCost(recorder, statements: 1, hits: 0, misses: 1)
 ///
 /// `SQLRecorder()` observes nothing by itself: hand its `record(_:)` to an `EventHub`.
