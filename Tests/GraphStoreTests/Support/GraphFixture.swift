@@ -26,4 +26,18 @@ final class GraphFixture {
     func reopen() throws -> PersistentStoreCoordinator {
         try PersistentStoreCoordinator(path: path, model: coordinator.model)
     }
+
+    /// A context on a second coordinator (`reopen()`): what another process reads from the file.
+    func reader() throws -> ObjectContext {
+        ObjectContext(coordinator: try reopen(), name: "reader")
+    }
+}
+
+extension GraphFixture {
+    /// A new store on the property test's model (`GraphPropertyTests.model()`: folders, items, notes, tags,
+    /// people, badges, locks), and a context on it.
+    static func itemGraph() throws -> (GraphFixture, ObjectContext) {
+        let fixture = try GraphFixture(try GraphPropertyTests.model())
+        return (fixture, fixture.context())
+    }
 }
