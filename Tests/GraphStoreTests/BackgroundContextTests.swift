@@ -1,18 +1,10 @@
 import Foundation
 import GraphStore
-import Synchronization
 import Testing
 
 /// Contexts on other threads: an actor-confined context and `performBackgroundTask`, sharing one coordinator with
 /// a context on the test's own task, each event tagged with the context that caused it.
 @Suite struct BackgroundContextTests {
-    /// Every event the coordinator reports, in order.
-    final class EventLog: Sendable {
-        private let records = Mutex<[GraphEventRecord]>([])
-        func add(_ record: GraphEventRecord) { records.withLock { $0.append(record) } }
-        var all: [GraphEventRecord] { records.withLock { $0 } }
-    }
-
     /// Inserts subjects with these names and saves; their (permanent) IDs.
     private static func saveSubjects(_ names: [String], in context: ObjectContext) throws -> [ObjectID] {
         let subjects = names.map { name -> ManagedObject in
@@ -26,8 +18,7 @@ import Testing
 
     @Test func anActorContextSavesWhileAnotherContextReads() async throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
-        let log = EventLog()
-        fixture.coordinator.events.addObserver { log.add($0) }
+        let recorder = SQLRecorder(fixture.coordinator)
         let writer = ContextActor(coordinator: fixture.coordinator, name: "writer")
         let reader = fixture.context("reader")
 
@@ -56,7 +47,7 @@ import Testing
         #expect(seen <= 200)
 
         // Saves came from the writer's context, fetches and faults from the reader's.
-        let records = log.all
+        let records = recorder.records
         let saves = records.filter { if case .save = $0.event { true } else { false } }
         #expect(saves.count == 10)
         #expect(saves.allSatisfy { $0.context == writer.contextID })

@@ -3,32 +3,24 @@ import GRDB
 import GraphStore
 import Testing
 
-/// Real Core Data models with the stores Apple's framework made from them (`../shared/corpus/coredata`).
-enum CoreDataCorpus {
-    static let folder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/corpus/coredata").standardized
-    static let names = ["authors-books", "cars-people"]
-    static var isPresent: Bool { FileManager.default.fileExists(atPath: folder.appendingPathComponent("cars-people/store.sqlite").path) }
-    static let absentReason: Comment = "the Core Data corpus (../shared/corpus/coredata) is not beside this clone"
-}
-
+/// The store layout checked against stores Core Data made (`CoreDataCorpus`): the same names for every table,
+/// column and index, the same entity numbers, and Apple's stores opening with their models.
 @Suite(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
 struct CoreDataCorpusLayoutTests {
     private func appleCatalog(_ name: String) throws -> StoreCatalog {
         var configuration = Configuration()
         configuration.readonly = true
-        let queue = try DatabaseQueue(path: CoreDataCorpus.folder.appendingPathComponent("\(name)/store.sqlite").path, configuration: configuration)
+        let queue = try DatabaseQueue(path: try CoreDataCorpus.file("\(name)/store.sqlite").path, configuration: configuration)
         return try queue.read(StoreCatalog.read)
     }
 
     private func model(_ name: String) throws -> ObjectModel {
-        try XcodeModelLoader.load(contentsOf: CoreDataCorpus.folder.appendingPathComponent("\(name)/model.xcdatamodel"))
+        try XcodeModelLoader.load(contentsOf: try CoreDataCorpus.file("\(name)/model.xcdatamodel"))
     }
 
     @Test(arguments: CoreDataCorpus.names)
     func newStoreHasAppleNamesForEveryTableColumnAndIndex(name: String) throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let store = try PersistentStore.open(path: folder.path("\(name).sqlite"), model: try model(name))
         let ours = try store.database.read(StoreCatalog.read)
         let apple = try appleCatalog(name)
@@ -44,7 +36,7 @@ struct CoreDataCorpusLayoutTests {
         let model = try model("cars-people")
         var configuration = Configuration()
         configuration.readonly = true
-        let queue = try DatabaseQueue(path: CoreDataCorpus.folder.appendingPathComponent("cars-people/store.sqlite").path, configuration: configuration)
+        let queue = try DatabaseQueue(path: try CoreDataCorpus.file("cars-people/store.sqlite").path, configuration: configuration)
         let apple = try queue.read { try Row.fetchAll($0, sql: "SELECT Z_ENT, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
         #expect(apple.map { $0[0] as Int } == model.entities.map(\.number))
         #expect(apple.map { $0[1] as Int } == model.entities.map { $0.parentName.flatMap(model.entity(named:))?.number ?? 0 })
@@ -53,18 +45,18 @@ struct CoreDataCorpusLayoutTests {
     /// A store Core Data made opens with its model: the hashes are Apple's, so the layout is compared instead.
     @Test(arguments: CoreDataCorpus.names)
     func appleStoreOpensReadOnlyWithItsModel(name: String) throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let copy = folder.path("\(name).sqlite")
-        try FileManager.default.copyItem(atPath: CoreDataCorpus.folder.appendingPathComponent("\(name)/store.sqlite").path, toPath: copy)
+        try FileManager.default.copyItem(atPath: try CoreDataCorpus.file("\(name)/store.sqlite").path, toPath: copy)
         let store = try PersistentStore.open(path: copy, model: try model(name), options: .init(readOnly: true))
         #expect(!store.storeUUID.isEmpty)
         #expect(store.isReadOnly)
     }
 
     @Test func appleStoreIsRefusedForAnotherModel() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let copy = folder.path("authors.sqlite")
-        try FileManager.default.copyItem(atPath: CoreDataCorpus.folder.appendingPathComponent("authors-books/store.sqlite").path, toPath: copy)
+        try FileManager.default.copyItem(atPath: try CoreDataCorpus.file("authors-books/store.sqlite").path, toPath: copy)
         let before = FileManager.default.contents(atPath: copy)
         #expect(throws: StoreError.modelMismatch(path: copy, differences: [
             "unexpected table ZAUTHOR", "unexpected table ZBOOK", "missing table ZCAR", "missing table ZPERSON", "unexpected table Z_1BOOKS",

@@ -141,12 +141,8 @@ import Testing
 
     /// Every chat, every user and a spread of messages of a generated chat store.
     @Test func theCountingPlanIsTheKeyReadingPlanOnAChatStore() throws {
-        let folder = TemporaryDirectory()
-        let path = folder.path("chat.sqlite")
-        _ = try FixtureGenerator(options: FixtureOptions(seed: 5, users: 60, chats: 25, messages: 3_000), corpus: try ChatCorpus.load())
-            .generate(to: path)
-        let coordinator = try PersistentStoreCoordinator(path: path, model: try ChatModel.make(), classes: ChatModel.classes)
-        let context = ObjectContext(coordinator: coordinator, name: "check")
+        let store = try GeneratedChatStore(FixtureOptions(seed: 5, users: 60, chats: 25, messages: 3_000))
+        let context = ObjectContext(coordinator: store.coordinator, name: "check")
         var problems: [String] = []
         var checked = 0
         for entity in ["Chat", "User", "Message", "ChatMember", "Folder"] {
@@ -160,7 +156,7 @@ import Testing
         if let problem = try Self.disagreement(context, Array(chats.prefix(3))) { problems.append(problem) }
         #expect(checked > 100)
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
-        withExtendedLifetime(folder) {}
+        withExtendedLifetime(store) {}
     }
 
     /// A chat's preview on the chat model: one statement per table the cascade reaches (chats, members, messages,
@@ -169,20 +165,17 @@ import Testing
     /// message's: replies, read receipts, chats' last message, forwards) — 11 statements, each a count. They return
     /// 9 rows: one per table with doomed rows (this store has no attachments or reactions) and one per reference.
     @Test func aChatsPreviewIsAFixedNumberOfCounts() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
-        let statements = Statements()
-        let token = store.fixture.coordinator.events.addObserver { statements.add($0) }
-        defer { store.fixture.coordinator.events.removeObserver(token) }
+        let recorder = SQLRecorder(store.coordinator)
         for id in store.chats {
             let chat = context.object(with: id)
-            let before = statements.all.count
+            recorder.reset()
             let totals = try store.fixture.measure { _ = try context.deletionPlan(for: [chat]) }
             #expect(totals.statements == 11, "\(chat.entity.name)")
             #expect(totals.statementRows == 9)
-            let ran = statements.all[before...]
-            #expect(ran.count == totals.statements)
-            #expect(ran.allSatisfy { $0.sql.contains("COUNT(*)") })
+            #expect(recorder.sql.count == totals.statements)
+            assertSQL(recorder, Self.chatPreviewSQL(entity: chat.objectID.entityNumber))
             // The key-reading planner reads every doomed key: more rows, as many as the chat holds.
             let reading = try store.fixture.measure { _ = try context.keyReadingDeletionPlan(for: [chat]) }
             let plan = try context.deletionPlan(for: [chat])
@@ -190,8 +183,28 @@ import Testing
         }
     }
 
+    /// The counts of a chat's preview, for a chat whose entity number is `entity` (a direct or a group chat): the
+    /// chat, its messages and their reactions, its members, the messages' attachments, then the references from
+    /// outside (the last message's back reference, folder links, chats' last message, replies, read receipts,
+    /// forwards).
+    static func chatPreviewSQL(entity: Int) -> [String] {
+        [
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)) SELECT t.Z_ENT, COUNT(*), COUNT(CASE WHEN t.ZOWNER IS NOT NULL THEN 1 END) FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2) GROUP BY 1 UNION ALL SELECT e, COUNT(*), 0 FROM r2 WHERE k NOT IN (SELECT Z_PK FROM ZCHAT) GROUP BY e",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)) SELECT 7, COUNT(*), COUNT(CASE WHEN 0 THEN 1 END), COUNT(CASE WHEN t.ZSENDER IS NOT NULL THEN 1 END), COUNT(CASE WHEN t.ZREPLYTO IS NOT NULL AND NOT (EXISTS (SELECT 1 FROM ZMESSAGE m1 WHERE m1.Z_PK = t.ZREPLYTO AND ((m1.ZCHAT IS NOT NULL AND (m1.ZCHAT IN (SELECT k FROM r2)))))) THEN 1 END) FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2) GROUP BY 1",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)), d7(k, e) AS (SELECT t.Z_PK AS k, 7 AS e FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2)) SELECT 8, COUNT(*), COUNT(CASE WHEN 0 THEN 1 END), COUNT(CASE WHEN t.ZUSER IS NOT NULL THEN 1 END) FROM ZREACTION t WHERE t.ZMESSAGE IN (SELECT k FROM d7) GROUP BY 1",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)) SELECT 5, COUNT(*), COUNT(CASE WHEN 0 THEN 1 END), COUNT(CASE WHEN t.ZUSER IS NOT NULL THEN 1 END) FROM ZCHATMEMBER t WHERE t.ZCHAT IN (SELECT k FROM d2) GROUP BY 1",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)), d7(k, e) AS (SELECT t.Z_PK AS k, 7 AS e FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2)) SELECT 1, COUNT(*), COUNT(CASE WHEN 0 THEN 1 END) FROM ZATTACHMENT t WHERE t.ZMESSAGE IN (SELECT k FROM d7) GROUP BY 1",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)) SELECT COUNT(*) FROM ZMESSAGE x WHERE x.ZLASTMESSAGEOF IS NOT NULL AND x.ZLASTMESSAGEOF IN (SELECT k FROM d2 WHERE e = \(entity)) AND NOT ((x.ZCHAT IS NOT NULL AND (x.ZCHAT IN (SELECT k FROM r2))))",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)) SELECT COUNT(*) FROM Z_2FOLDERS j WHERE j.Z_2CHATS IN (SELECT k FROM d2 WHERE e = \(entity))",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)), d7(k, e) AS (SELECT t.Z_PK AS k, 7 AS e FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2)) SELECT COUNT(*) FROM ZCHAT x WHERE x.ZLASTMESSAGE IS NOT NULL AND x.ZLASTMESSAGE IN (SELECT k FROM d7) AND NOT (x.Z_PK IN (SELECT k FROM r2))",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)), d7(k, e) AS (SELECT t.Z_PK AS k, 7 AS e FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2)) SELECT COUNT(*) FROM ZMESSAGE x WHERE x.ZREPLYTO IS NOT NULL AND x.ZREPLYTO IN (SELECT k FROM d7) AND NOT ((x.ZCHAT IS NOT NULL AND (x.ZCHAT IN (SELECT k FROM r2))))",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)), d7(k, e) AS (SELECT t.Z_PK AS k, 7 AS e FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2)) SELECT COUNT(*) FROM Z_7READBY j WHERE j.Z_7READMESSAGES IN (SELECT k FROM d7)",
+            "WITH r2(k, e) AS (SELECT value AS k, \(entity) AS e FROM json_each(?)), d2(k, e) AS (SELECT t.Z_PK AS k, t.Z_ENT AS e FROM ZCHAT t WHERE t.Z_PK IN (SELECT k FROM r2)), d7(k, e) AS (SELECT t.Z_PK AS k, 7 AS e FROM ZMESSAGE t WHERE t.ZCHAT IN (SELECT k FROM d2)) SELECT COUNT(*) FROM ZMESSAGE x WHERE x.ZFORWARDEDFROM IS NOT NULL AND x.ZFORWARDEDFROM IN (SELECT k FROM d7) AND NOT ((x.ZCHAT IS NOT NULL AND (x.ZCHAT IN (SELECT k FROM r2))))",
+        ]
+    }
+
     @Test func thePreviewReportsProgressAfterEachStatement() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         let chat = context.object(with: store.chats[5])
         let quiet = try context.deletionPlan(for: [chat])
@@ -210,7 +223,7 @@ import Testing
     }
 
     @Test func aCancelledPreviewThrowsAndChangesNothing() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let rowsBefore = try store.fixture.coordinator.store.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ZMESSAGE") }
         let context = store.fixture.context()
         let chat = context.object(with: store.chats[5])
@@ -229,7 +242,7 @@ import Testing
     }
 
     @Test func savesAndUndoAfterASaveReportProgress() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chat = context.object(with: store.chats[6])
@@ -280,15 +293,4 @@ final class Reports: Sendable {
     func clear() { list.withLock { $0.removeAll() } }
 
     var all: [WorkProgress] { list.withLock { $0 } }
-}
-
-/// The statements a coordinator ran, as its events report them.
-final class Statements: Sendable {
-    private let list = Mutex<[StatementEvent]>([])
-
-    func add(_ record: GraphEventRecord) {
-        if case .statement(let statement) = record.event { list.withLock { $0.append(statement) } }
-    }
-
-    var all: [StatementEvent] { list.withLock { $0 } }
 }

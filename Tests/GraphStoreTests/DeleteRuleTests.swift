@@ -451,7 +451,7 @@ import Testing
     }
 
     @Test func derivedCountsStayRightThroughACascade() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         let chats = try context.fetch(FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")]))
         let victim = chats[0]

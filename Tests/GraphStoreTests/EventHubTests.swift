@@ -110,7 +110,7 @@ import Testing
 
     @Test func observersReceiveRecordsInOrderWithTheirContext() throws {
         let hub = EventHub(entityNames: Self.entityNames)
-        let first = Recorder(), second = Recorder()
+        let first = SQLRecorder(), second = SQLRecorder()
         hub.addObserver(first.record)
         hub.addObserver(second.record)
         let main = ContextID(rawValue: 1, name: "main")
@@ -134,7 +134,7 @@ import Testing
 
     @Test func removedObserverReceivesNothingMore() {
         let hub = EventHub(entityNames: Self.entityNames)
-        let kept = Recorder(), removed = Recorder()
+        let kept = SQLRecorder(), removed = SQLRecorder()
         hub.addObserver(kept.record)
         let token = hub.addObserver(removed.record)
         hub.emit(Self.fault(Self.person, "Person", hit: true), context: nil)
@@ -214,16 +214,5 @@ import Testing
         #expect(hub.wantsQueryPlans)
         hub.setWantsQueryPlans(false)
         #expect(!hub.wantsQueryPlans)
-    }
-}
-
-/// Collects the records an observer receives, from any thread.
-private final class Recorder: Sendable {
-    private let storage = Mutex<[GraphEventRecord]>([])
-
-    var records: [GraphEventRecord] { storage.withLock { $0 } }
-
-    @Sendable func record(_ record: GraphEventRecord) {
-        storage.withLock { $0.append(record) }
     }
 }

@@ -10,33 +10,11 @@ import Testing
 @Suite struct IncomingMessagesTests {
     static let options = FixtureOptions(seed: 5, users: 40, chats: 12, messages: 400)
 
-    /// Every event the coordinator reports, in order.
-    final class EventLog: Sendable {
-        private let records = Mutex<[GraphEventRecord]>([])
-        func add(_ record: GraphEventRecord) { records.withLock { $0.append(record) } }
-        func take() -> [GraphEventRecord] { records.withLock { records in defer { records = [] }; return records } }
-    }
-
     /// A generated store in its own folder, with a coordinator on it.
-    struct Store {
-        let folder = TemporaryDirectory()
-        let path: String
-        let coordinator: PersistentStoreCoordinator
-
-        init(options: FixtureOptions = IncomingMessagesTests.options) throws {
-            path = folder.path("chat.sqlite")
-            _ = try FixtureGenerator(options: options, corpus: try ChatCorpus.load()).generate(to: path)
-            coordinator = try PersistentStoreCoordinator(path: path, model: try ChatModel.make(), classes: ChatModel.classes)
-        }
-
-        /// The store as another process sees it: SQL on a connection of its own.
-        func read<T>(_ body: (Database) throws -> T) throws -> T {
-            try DatabaseQueue(path: path).read(body)
-        }
-    }
+    private func makeStore() throws -> GeneratedChatStore { try GeneratedChatStore(Self.options) }
 
     @Test func aDeliveryIsSavedIntoItsChatAsItsLastMessage() throws {
-        let store = try Store()
+        let store = try makeStore()
         let (newestBefore, messagesBefore) = try store.read { db in
             (try Double.fetchOne(db, sql: "SELECT MAX(ZSENTAT) FROM ZMESSAGE") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ZMESSAGE") ?? 0)
         }
@@ -82,22 +60,17 @@ import Testing
     }
 
     @Test func aDeliveryCostsSixStatementsOfWhichTheSaveRunsFour() throws {
-        let store = try Store()
-        let log = EventLog()
-        store.coordinator.events.addObserver { log.add($0) }
+        let store = try makeStore()
+        let recorder = SQLRecorder(store.coordinator)
         let context = ObjectContext(coordinator: store.coordinator, name: "incoming")
         var incoming = IncomingMessages(seed: 2)
         var chats: Set<ObjectID> = []
         for index in 0..<40 {
+            recorder.reset()
             let delivery = try incoming.deliver(in: context)
             chats.insert(delivery.chat)
-            let records = log.take()
-            let statements = records.compactMap { record -> StatementEvent? in
-                if case .statement(let statement) = record.event { statement } else { nil }
-            }
-            let saves = records.compactMap { record -> SaveEvent? in
-                if case .save(let save) = record.event { save } else { nil }
-            }
+            let statements = recorder.statements
+            let saves = recorder.saves
             // The first delivery also ranks the chats and reads the newest message time.
             #expect(statements.count == (index == 0 ? 8 : 6), "delivery \(index + 1): \(statements.map(\.sql))")
             #expect(statements.filter { $0.cause != .save }.count == (index == 0 ? 4 : 2))
@@ -115,13 +88,12 @@ import Testing
     }
 
     @Test func aChatChangedByAnotherWriterBeforeTheSaveIsDrawnAgain() throws {
-        let store = try Store()
-        let log = EventLog()
+        let store = try makeStore()
+        let recorder = SQLRecorder(store.coordinator)
         // Another process bumps the chat's version just after the first delivery read its members, before its save.
         let interfered = Mutex<Int64?>(nil)
         let path = store.path
         store.coordinator.events.addObserver { record in
-            log.add(record)
             guard case .statement(let statement) = record.event, statement.sql.contains("FROM ZCHATMEMBER"),
                   case .integer(let chat)? = statement.arguments.first else { return }
             let first = interfered.withLock { done in
@@ -138,9 +110,7 @@ import Testing
         var incoming = IncomingMessages(seed: 6)
         let delivery = try incoming.deliver(in: context)
         let bumped = try #require(interfered.withLock { $0 })
-        let saves = log.take().compactMap { record -> SaveEvent? in
-            if case .save(let save) = record.event { save } else { nil }
-        }
+        let saves = recorder.saves
         // The first save found the chat changed and wrote nothing; the second, on rows read again, went through.
         #expect(saves.map(\.succeeded) == [false, true])
         #expect(!context.hasChanges)
@@ -160,7 +130,7 @@ import Testing
 
     @Test func theSameSeedGivesTheSameDeliveriesAndAnotherSeedOthers() throws {
         func deliveries(seed: UInt64) throws -> [String] {
-            let store = try Store()
+            let store = try makeStore()
             let context = ObjectContext(coordinator: store.coordinator, name: "incoming")
             var incoming = IncomingMessages(seed: seed)
             let saved = try (0..<30).map { _ in try incoming.deliver(in: context) }
@@ -177,7 +147,7 @@ import Testing
     }
 
     @Test func aFewChatsGetMostMessages() throws {
-        let store = try Store()
+        let store = try makeStore()
         let context = ObjectContext(coordinator: store.coordinator, name: "incoming")
         var incoming = IncomingMessages(seed: 3)
         var perChat: [Int64: Int] = [:]
@@ -194,7 +164,7 @@ import Testing
     }
 
     @Test func deliveriesRunOnAContextActor() async throws {
-        let store = try Store()
+        let store = try makeStore()
         let actor = ContextActor(coordinator: store.coordinator, name: "live")
         var incoming = IncomingMessages(seed: 4)
         var delivered: [Delivery] = []
@@ -216,7 +186,7 @@ import Testing
     }
 
     @Test func aStoreWithoutChatsIsAnError() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let coordinator = try PersistentStoreCoordinator(path: folder.path("empty.sqlite"), model: try ChatModel.make())
         let context = ObjectContext(coordinator: coordinator, name: "incoming")
         var incoming = IncomingMessages(seed: 1)

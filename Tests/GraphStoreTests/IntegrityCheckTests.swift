@@ -59,12 +59,13 @@ enum CheckModel {
 /// A clean store made through contexts and saves, closed so that its file alone is the whole store; corrupted
 /// copies of it are made with plain SQL.
 final class CheckFixture {
-    let folder = TemporaryDirectory()
+    let folder: TemporaryDirectory
     let model: ObjectModel
     let cleanPath: String
     let storeUUID: String
 
     init() throws {
+        folder = try TemporaryDirectory()
         model = try CheckModel.make()
         cleanPath = folder.path("clean.sqlite")
         storeUUID = try Self.populate(path: cleanPath, model: model)

@@ -7,18 +7,16 @@ import Testing
 /// Deleting a chat's last message hands the chat's preview and time back to the newest message left, in memory at
 /// once and in the store once saved; undo brings the deleted one back as the last message.
 @Suite struct LastMessageDeletionTests {
-    typealias Store = IncomingMessagesTests.Store
-
     /// A small generated store and a coordinator on it.
-    static func store() throws -> Store {
-        try Store(options: FixtureOptions(seed: 7, users: 30, chats: 8, messages: 200))
+    static func store() throws -> GeneratedChatStore {
+        try GeneratedChatStore(FixtureOptions(seed: 7, users: 30, chats: 8, messages: 200))
     }
 }
 
-extension IncomingMessagesTests.Store {
+extension GeneratedChatStore {
     /// The chat with the most messages, and its messages newest first (as stored).
     func busiestChat(in context: ObjectContext) throws -> (Chat, [Message]) {
-        let key = try DatabaseQueue(path: path).read { db in
+        let key = try read { db in
             try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ZCHAT ORDER BY ZMESSAGESCOUNT DESC, Z_PK LIMIT 1")
         }
         let chats = try context.fetch(FetchRequest(entityName: "Chat"))
@@ -31,7 +29,7 @@ extension IncomingMessagesTests.Store {
 
     /// The chat's row as another connection reads it: its last message's key and its last-message time.
     func stored(_ chat: Chat) throws -> (lastMessage: Int64?, lastMessageAt: Double?) {
-        try DatabaseQueue(path: path).read { db in
+        try read { db in
             let row = try #require(try Row.fetchOne(db, sql: "SELECT ZLASTMESSAGE, ZLASTMESSAGEAT FROM ZCHAT WHERE Z_PK = ?",
                                                     arguments: [chat.objectID.primaryKey]))
             return (row["ZLASTMESSAGE"], row["ZLASTMESSAGEAT"])

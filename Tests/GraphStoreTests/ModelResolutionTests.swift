@@ -92,3 +92,25 @@ import Testing
         #expect(try ObjectModel(shuffled) != declared)
     }
 }
+
+/// Inheritance chains: walked once, and refused deeper than 100 levels.
+extension ModelResolutionTests {
+    /// Loading a model that chains thousands of entities took billions of steps (every entity asked every other
+    /// for its ancestry); chains are now walked once, and deeper than 100 levels refused.
+    @Test func longInheritanceChainsLoadQuicklyOrAreRefused() throws {
+        func chain(_ length: Int) -> [EntityDescription] {
+            (0..<length).map { EntityDescription(name: "E\($0)", parent: $0 == 0 ? nil : "E\($0 - 1)") }
+        }
+        let start = ContinuousClock.now
+        let model = try ObjectModel(chain(101))
+        #expect(model.entity(named: "E0")?.descendantNames.count == 100)
+        #expect(model.entity(named: "E99")?.descendantNames == ["E100"])
+        #expect(throws: ModelError.self) { try ObjectModel(chain(5_000)) }
+        do {
+            _ = try ObjectModel(chain(5_000))
+        } catch {
+            #expect(error.problems == ["entity 'E101': inherits through more than 100 levels of parent entities"])
+        }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+}

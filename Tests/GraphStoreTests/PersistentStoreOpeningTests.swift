@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct PersistentStoreOpeningTests {
     @Test func newStoreHasExactlyTheSchemaAndBookkeepingRows() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("contacts.sqlite")
         let model = try ExperimentModels.contacts()
         let uuid = UUID(uuidString: "00000000-0000-0000-0000-0000000000AB")!
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func reopensAnExistingStore() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("quakes.sqlite")
         let first = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
         let uuid = first.storeUUID
@@ -41,7 +41,7 @@ import Testing
     /// in a transaction, whose pages another process could then rewrite under them). The kernel's list of locks shows
     /// the lock kept.
     @Test func openingAStoreAgainKeepsTheLocksItsOpenConnectionsHold() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("quakes.sqlite")
         let first = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
         let writer = try first.databaseWriter()
@@ -71,7 +71,7 @@ import Testing
         let models = ["students": ExperimentModels.students, "associates": ExperimentModels.associates, "quakes": ExperimentModels.quakes,
                       "employees": ExperimentModels.employees, "contacts": ExperimentModels.contacts]
         let schema = StoreSchema(model: try models[name]!())
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("\(name).sqlite")
         let result = try run("/usr/bin/sqlite3", ["-bail", path], input: schema.ddl)
         #expect(result.status == 0, "\(result.output)")
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func derivedCountTriggersKeepCountsWhateverWritesTheRows() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let store = try PersistentStore.open(path: folder.path("c.sqlite"), model: try ExperimentModels.contacts())
         try store.databaseWriter().write { db in
             // Group (Z_ENT 2) and three users (Z_ENT 3), linked with plain SQL.
@@ -112,7 +112,7 @@ import Testing
                 Relationship.toOne("chat", "Chat", inverse: "messages")
             }
         }
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let store = try PersistentStore.open(path: folder.path("c.sqlite"), model: model)
         try store.databaseWriter().write { db in
             try db.execute(sql: "INSERT INTO ZMESSAGE (Z_PK, Z_ENT, Z_OPT, ZCHAT) VALUES (1, 2, 1, 1), (2, 2, 1, 1)")
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func refusesAStoreMadeForAnotherModel() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("students.sqlite")
         do { _ = try PersistentStore.open(path: path, model: try ExperimentModels.students()) }
         try checkpointAndClose(path)
@@ -152,14 +152,14 @@ import Testing
     }
 
     @Test func refusesSQLiteThatIsNotAStore() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("other.sqlite")
         try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)") }
         try expectRefusal(path, model: try ExperimentModels.quakes(), "\(path): is an SQLite database but not a Faultline store (it has no Z_METADATA table)")
     }
 
     @Test func refusesFilesThatAreNotWholeDatabases() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let model = try ExperimentModels.quakes()
         let text = folder.path("notes.txt")
         try Data("hello, this is text\n".utf8).write(to: URL(fileURLWithPath: text))
@@ -181,7 +181,7 @@ import Testing
     }
 
     @Test func refusesToCreateWhenAskedNotTo() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("absent.sqlite")
         #expect(throws: StoreError.noSuchFile(path: path)) {
             try PersistentStore.open(path: path, model: try ExperimentModels.quakes(), options: .init(createIfMissing: false))
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func readOnlyStoreRefusesWrites() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("q.sqlite")
         do { _ = try PersistentStore.open(path: path, model: try ExperimentModels.quakes()) }
         let store = try PersistentStore.open(path: path, model: try ExperimentModels.quakes(), options: .init(readOnly: true))

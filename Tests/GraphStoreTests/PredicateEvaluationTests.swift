@@ -14,12 +14,13 @@ import Testing
     /// A saved store: users, chats and messages with nils in most places, a user in no chat, a chat with no
     /// members, a message with no sender or chat, a user with a nil name.
     final class SavedStore {
-        let folder = TemporaryDirectory()
+        let folder: TemporaryDirectory
         let coordinator: PersistentStoreCoordinator
         /// IDs by a short name ("ann", "team", "m3"…), permanent.
         var ids: [String: ObjectID] = [:]
 
         init() throws {
+            folder = try TemporaryDirectory()
             coordinator = try PersistentStoreCoordinator(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
             let context = ObjectContext(coordinator: coordinator, name: "setup")
             var objects: [String: ManagedObject] = [:]
@@ -506,5 +507,28 @@ import Testing
         let accepted = try context.fetch("User").filter(evaluator.evaluate).map(\.objectID)
         #expect(Set(accepted) == Set(["ann", "bob", "nameless", "zoe"].map { store.ids[$0]! }))
         #expect(throws: PE.self) { try PredicateEvaluator(.constant(true), entity: "Nope", schema: store.schema) }
+    }
+}
+
+/// Strings holding U+0000: SQL and memory read them whole.
+extension PredicateEvaluationTests {
+    /// The SQL string search read its text as a C string, so a U+0000 cut it short: `CONTAINS[c] "TEA\0M"` selected
+    /// every message of a chat called "team" in SQL, and none in memory.
+    @Test func aStringHoldingNULIsSearchedWhole() throws {
+        let store = try PredicateEvaluationTests.SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "nul")
+        let user = context.insert("User")
+        user.setValue("qq\u{0}xyz", forKey: "name")
+        try context.save()
+        let cases: [(String, P, [Int64])] = [
+            ("Message", try P(format: "chat.title CONTAINS[c] %@", "TEA\u{0}M"), []),
+            ("User", try P(format: "name ENDSWITH 'xyz'"), [user.objectID.primaryKey]),
+            ("User", try P(format: "name BEGINSWITH %@", "qq\u{0}x"), [user.objectID.primaryKey]),
+        ]
+        for (entity, predicate, expected) in cases {
+            let fetched = try context.fetchObjectIDs(FetchRequest(entityName: entity, predicate: predicate)).map(\.primaryKey).sorted()
+            #expect(fetched == expected, "\(predicate)")
+            #expect(try store.memoryMatches(entity, predicate, in: context) == expected, "\(predicate)")
+        }
     }
 }

@@ -202,3 +202,16 @@ import Testing
         #expect(try parse("name == %@", hostile) == comparison(.keyPath("name"), .equal, .constant(.value(.string(hostile)))))
     }
 }
+
+/// Descriptions read back as the same predicate, for every number and key spelling.
+extension PredicateParserTests {
+    /// A description is a format that reads back as the same predicate, also for a number too large for a Double
+    /// (it printed as `inf`, a key) and a key spelled like a keyword (it lost its `#`).
+    @Test func descriptionsReadBackAsTheSamePredicate() throws {
+        for format in ["age > 1e999", "age > -1e999", "age IN {1e999, 2}", "#AND == 1", "#size.in == 2", "#NOT.@count > 1",
+                       "SUBQUERY(#ALL, $x, $x.a == 1).@count > 0"] {
+            let predicate = try P(format: format)
+            #expect(try P(format: predicate.description) == predicate, "\(format) printed as \(predicate.description)")
+        }
+    }
+}

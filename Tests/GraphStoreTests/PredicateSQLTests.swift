@@ -175,7 +175,7 @@ import Testing
     /// Users ann (30), bob (41, blocked), Élodie (25); chats "Team" (ann, bob) and "Family" (ann, élodie) and
     /// "Empty"; messages from ann and bob.
     private func populatedStore() throws -> (TemporaryDirectory, PersistentStore) {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let store = try PersistentStore.open(path: folder.path("chat.sqlite"), model: try PredicateTestStore.chatModel())
         try store.databaseWriter().write { db in
             try db.execute(sql: """

@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func aSavedCascadeDeleteComesBackWithItsKeysAndGoesAgainOnRedo() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let path = store.fixture.path
         let original = try Self.dump(path)
         let context = store.fixture.context()
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func savedEditsInsertsAndLinksAreReversed() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let path = store.fixture.path
         let original = try Self.dump(path)
         let context = store.fixture.context()
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func eachSaveIsOneStepAndStepsUndoInTurn() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let path = store.fixture.path
         let context = store.fixture.context()
         context.undoLevels = 10
@@ -137,7 +137,7 @@ import Testing
     }
 
     @Test func oneRowChangedByTwoSavesUndoesTwiceWithoutAFalseConflict() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chat = try context.existingObject(with: store.chats[0])
@@ -160,7 +160,7 @@ import Testing
     }
 
     @Test func redoBeforeTheSaveDropsTheQueuedReverse() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chat = try context.existingObject(with: store.chats[0])
@@ -176,7 +176,7 @@ import Testing
     }
 
     @Test func aRowChangedSinceBySomeoneElseStopsTheUndoAndNothingIsWritten() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chat = try context.existingObject(with: store.chats[0])

@@ -253,8 +253,9 @@ import Darwin
     func permissionsDecideReadOnlyAndUnreadableForAnUnprivilegedUser() async throws {
         // Root may write anything, so the check runs in a child process that first becomes 'nobody'.
         // The folder sits in /tmp so that 'nobody' can reach it whatever TMPDIR says.
-        let base = try makeScratchFolder(under: "/tmp")
-        defer { removeScratchFolder(base) }
+        let scratch = try TemporaryDirectory(under: URL(fileURLWithPath: "/tmp"))
+        defer { withExtendedLifetime(scratch) {} }
+        let base = scratch.path
         try PermissionScenario.build(in: base)
 
         let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) { [base = base as String] in
@@ -488,28 +489,7 @@ private func fileSize(_ path: String) throws -> Int64 {
     return Int64(info.st_size)
 }
 
+/// Runs `body` with the path of a new temporary folder, removed afterwards.
 private func withScratchFolder<Value>(_ body: (String) throws -> Value) throws -> Value {
-    let folder = try makeScratchFolder(under: NSTemporaryDirectory())
-    defer { removeScratchFolder(folder) }
-    return try body(folder)
-}
-
-private func makeScratchFolder(under parent: String) throws -> String {
-    let folder = (parent.hasSuffix("/") ? parent : parent + "/") + "StoreFileCheckTests-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    return folder
-}
-
-/// Gives every folder its permissions back first, so the owner can delete what a test locked.
-private func removeScratchFolder(_ folder: String) {
-    func unlock(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else { return }
-        _ = chmod(path, 0o755)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-            unlock(path + "/" + name)
-        }
-    }
-    unlock(folder)
-    try? FileManager.default.removeItem(atPath: folder)
+    try withTemporaryDirectory { folder in try body(folder.path) }
 }

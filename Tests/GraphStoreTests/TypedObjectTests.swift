@@ -30,7 +30,7 @@ final class Subject: ManagedObject {
     private let classes: [ManagedObject.Type] = [Student.self, Address.self, SchoolClass.self, Subject.self]
 
     @Test func typedPropertiesReadAndWriteThroughTheGraph() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let path = folder.path("typed.sqlite")
         let model = try ExperimentModels.students()
         let coordinator = try PersistentStoreCoordinator(path: path, model: model, classes: classes)

@@ -4,8 +4,8 @@ import Testing
 
 /// Undo and redo of unsaved changes, in named groups.
 @Suite struct UndoTests {
-    private func store() throws -> (FetchRequestTests.ChatStore, ObjectContext, [ManagedObject]) {
-        let store = try FetchRequestTests.ChatStore()
+    private func store() throws -> (ChatStore, ObjectContext, [ManagedObject]) {
+        let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chats = Array(try context.fetch(FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")])))
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func undoIsOffByDefault() throws {
-        let store = try FetchRequestTests.ChatStore()
+        let store = try ChatStore()
         let context = store.fixture.context()
         let chat = try #require(try context.fetch(FetchRequest(entityName: "Chat")).first)
         chat.setValue("Changed", forKey: "title")

@@ -2,14 +2,10 @@ import Foundation
 import GraphStore
 import Testing
 
-/// Where the test files live: next to this file, and the shared corpus beside the package.
+/// Where the test models live: next to this file.
 private enum Paths {
     static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let models = testsFolder.appendingPathComponent("Models")
-    /// Two levels above this file's folder (`Tests/GraphStoreTests`).
-    static let packageRoot = testsFolder.deletingLastPathComponent().deletingLastPathComponent()
-    static let corpus = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/coredata")
-    static let corpusIsPresent = FileManager.default.fileExists(atPath: corpus.path)
 
     static func model(_ relativePath: String) -> URL { models.appendingPathComponent(relativePath) }
 }
@@ -45,13 +41,9 @@ private func loadFailure(_ url: URL) -> String? {
     }
 }
 
-/// A fresh folder for one test, removed afterwards.
+/// Runs `body` with the URL of a new temporary folder, removed afterwards.
 private func withTemporaryFolder(_ body: (URL) throws -> Void) throws {
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("XcodeModelLoaderTests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    try body(folder)
+    try withTemporaryDirectory { folder in try body(folder.url) }
 }
 
 /// Writes `text` to `name` inside `folder` (creating folders on the way) and returns the file's URL.
@@ -120,10 +112,10 @@ private func declarationFailure(_ body: String) -> String? {
 
     // MARK: Real Core Data models
 
-    @Test(.enabled(if: Paths.corpusIsPresent, "the Core Data corpus is not at <package root>/../shared/corpus/coredata"))
+    @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
     func loadsTheCarsPeopleModel() throws {
         let model = try XcodeModelLoader.load(
-            contentsOf: Paths.corpus.appendingPathComponent("cars-people/model.xcdatamodel"))
+            contentsOf: try CoreDataCorpus.file("cars-people/model.xcdatamodel"))
         #expect(model.entities.map(\.name) == ["Car", "SportCar", "LuxuryCar", "Person"])
         #expect(model.entity(named: "LuxuryCar")?.parentName == "SportCar")
 
@@ -140,10 +132,10 @@ private func declarationFailure(_ body: String) -> String? {
         #expect(model.entity(named: "Person")?.declaration.uniquenessConstraints == [["firstName", "lastName"]])
     }
 
-    @Test(.enabled(if: Paths.corpusIsPresent, "the Core Data corpus is not at <package root>/../shared/corpus/coredata"))
+    @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
     func loadsTheAuthorsBooksModel() throws {
         let model = try XcodeModelLoader.load(
-            contentsOf: Paths.corpus.appendingPathComponent("authors-books/model.xcdatamodel"))
+            contentsOf: try CoreDataCorpus.file("authors-books/model.xcdatamodel"))
         #expect(model.entities.map(\.name) == ["Author", "Book"])
         #expect(model.entity(named: "Author")?.relationship(named: "books") == .toMany("books", "Book", inverse: "authors"))
         #expect(model.entity(named: "Book")?.attribute(named: "title") == Attribute("title", .string))

@@ -3,11 +3,12 @@ import GraphStore
 
 /// A coordinator on a new store in a temporary folder, with helpers to count what a piece of work cost.
 final class GraphFixture {
-    let folder = TemporaryDirectory()
+    let folder: TemporaryDirectory
     let coordinator: PersistentStoreCoordinator
     let path: String
 
     init(_ model: ObjectModel, rowCacheCapacity: Int = 100_000) throws {
+        folder = try TemporaryDirectory()
         path = folder.path("store.sqlite")
         coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: rowCacheCapacity)
     }
@@ -24,5 +25,19 @@ final class GraphFixture {
     /// A second coordinator on the same file: another process's view, with its own cold row cache.
     func reopen() throws -> PersistentStoreCoordinator {
         try PersistentStoreCoordinator(path: path, model: coordinator.model)
+    }
+
+    /// A context on a second coordinator (`reopen()`): what another process reads from the file.
+    func reader() throws -> ObjectContext {
+        ObjectContext(coordinator: try reopen(), name: "reader")
+    }
+}
+
+extension GraphFixture {
+    /// A new store on the property test's model (`GraphPropertyTests.model()`: folders, items, notes, tags,
+    /// people, badges, locks), and a context on it.
+    static func itemGraph() throws -> (GraphFixture, ObjectContext) {
+        let fixture = try GraphFixture(try GraphPropertyTests.model())
+        return (fixture, fixture.context())
     }
 }

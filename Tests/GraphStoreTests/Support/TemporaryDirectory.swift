@@ -1,17 +1,43 @@
 import Foundation
 
-/// A fresh folder under the system's temporary directory, removed when the value is released.
+/// A fresh folder under the system's temporary directory, removed with all it holds when the value is released.
+///
+///     let folder = try TemporaryDirectory()
+///     let coordinator = try PersistentStoreCoordinator(path: folder.path("store.sqlite"), model: model)
 final class TemporaryDirectory {
     let url: URL
 
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("graphstore-tests-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    /// A new folder inside `parent` (the system's temporary directory unless given).
+    init(under parent: URL = FileManager.default.temporaryDirectory) throws {
+        url = parent.appendingPathComponent("graphstore-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
+    /// The folder's own path.
+    var path: String { url.path }
+
+    /// The path of `name` inside the folder.
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// Gives every folder inside its permissions back first, so that what a test locked can be removed.
+    deinit {
+        func unlock(_ path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else { return }
+            _ = chmod(path, 0o755)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+                unlock(path + "/" + name)
+            }
+        }
+        unlock(url.path)
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// Runs `body` with a new temporary folder, removed afterwards.
+func withTemporaryDirectory<Value>(_ body: (TemporaryDirectory) throws -> Value) throws -> Value {
+    let folder = try TemporaryDirectory()
+    return try withExtendedLifetime(folder) { try body(folder) }
 }
 
 /// Runs a program and returns its exit status and combined output.
