@@ -53,7 +53,7 @@ public final class BrowserModel {
             throw .notAStore(path: path, reason: "the chat model is invalid: \(error)")
         }
         coordinator = try PersistentStoreCoordinator(
-            path: path, model: model, options: .init(readOnly: settings.readOnly, createIfMissing: false, checkBeforeFirstWrite: true),
+            path: path, model: model, options: .init(readOnly: settings.readOnly, createIfMissing: false, busyTimeout: settings.busyTimeout, checkBeforeFirstWrite: true),
             classes: ChatModel.classes)
         context = ObjectContext(coordinator: coordinator, name: "browser")
         context.undoLevels = 50

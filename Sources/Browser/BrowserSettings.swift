@@ -1,3 +1,4 @@
+import Foundation
 import GraphStore
 
 /// The levers the browser lets you pull while you watch the SQL: batching, prefetching, derived counts.
@@ -46,9 +47,12 @@ public struct BrowserSettings: Equatable, Sendable {
     /// How long a save, an undo or redo after a save, or a delete preview runs before the status line shows its
     /// progress (`--progress-after`), in milliseconds.
     public var progressAfterMilliseconds = 200
+    /// How long the store's connections wait for another connection's lock (`FAULTLINE_BUSY_TIMEOUT`).
+    public var busyTimeout = PersistentStore.standardBusyTimeout
 
     public init(batchSize: Int = 20, prefetch: Prefetch = .joined, derivedCounts: Bool = true, readOnly: Bool = false,
-                progressAfterMilliseconds: Int = 200) {
+                progressAfterMilliseconds: Int = 200, busyTimeout: TimeInterval = PersistentStore.standardBusyTimeout) {
+        self.busyTimeout = busyTimeout
         self.batchSize = batchSize
         self.prefetch = prefetch
         self.derivedCounts = derivedCounts

@@ -139,7 +139,7 @@ struct LiveCopy {
         do {
             // Opened read-only, the store is copied without anything made or changed beside it.
             let original = try PersistentStoreCoordinator(path: source, model: ChatModel.make(),
-                                                          options: .init(readOnly: true, createIfMissing: false))
+                                                          options: .init(readOnly: true, createIfMissing: false, busyTimeout: BusyTimeout.seconds))
             try original.copyStore(to: path)
         } catch {
             remove()

@@ -32,6 +32,6 @@ struct BrowserOptions: ParsableArguments {
 
     var settings: BrowserSettings {
         BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, readOnly: readOnly,
-                        progressAfterMilliseconds: progressAfter)
+                        progressAfterMilliseconds: progressAfter, busyTimeout: BusyTimeout.seconds)
     }
 }

@@ -44,7 +44,7 @@ struct CheckCommand: ParsableCommand {
         }
         let report: IntegrityReport
         do {
-            report = try StoreIntegrityCheck.run(path: path, options: .init(limitPerKind: limit == 0 ? nil : limit))
+            report = try StoreIntegrityCheck.run(path: path, options: .init(limitPerKind: limit == 0 ? nil : limit, busyTimeout: BusyTimeout.seconds))
         } catch {
             throw CommandFailure(error.description, exitCode: 2)
         }

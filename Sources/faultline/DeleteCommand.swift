@@ -157,7 +157,8 @@ private struct OpenedStore {
         do {
             // Never create: a missing file is an error here, not a new empty store.
             coordinator = try PersistentStoreCoordinator(
-                path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false, requireWritable: requireWritable),
+                path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false, requireWritable: requireWritable,
+                                                     busyTimeout: BusyTimeout.seconds),
                 classes: ChatModel.classes)
         } catch .notWritable(let path, let reason) {
             throw CommandFailure("\(path): cannot be written (\(reason)), so nothing can be deleted from it (--dry-run shows the plan)")

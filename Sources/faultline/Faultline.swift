@@ -36,7 +36,7 @@ struct Faultline: ParsableCommand {
         Output.prepare()
         do {
             var command = try parseAsRoot()
-            try BusyTimeout.applyEnvironment()
+            _ = try BusyTimeout.parse()
             try command.run()
             try Output.finish()
             if let logFailure = SQLDebugOptions.logFailure { fail(CommandFailure(logFailure)) }

@@ -110,7 +110,7 @@ struct SimulateCommand: ParsableCommand {
         let coordinator: PersistentStoreCoordinator
         do {
             coordinator = try PersistentStoreCoordinator(
-                path: path, model: model, options: .init(readOnly: false, createIfMissing: false, requireWritable: true),
+                path: path, model: model, options: .init(readOnly: false, createIfMissing: false, requireWritable: true, busyTimeout: BusyTimeout.seconds),
                 classes: ChatModel.classes)
         } catch {
             throw CommandFailure(error)

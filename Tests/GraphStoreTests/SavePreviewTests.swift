@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func thePreviewCountsWhatTheSaveThenDoes() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let (coordinator, path) = try Self.store(in: folder)
         let context = ObjectContext(coordinator: coordinator)
         let folders = try context.fetch("Folder")
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func nothingPendingPreviewsNothing() throws {
-        let folder = TemporaryDirectory()
+        let folder = try TemporaryDirectory()
         let (coordinator, _) = try Self.store(in: folder)
         let context = ObjectContext(coordinator: coordinator)
         let preview = try context.savePreview()

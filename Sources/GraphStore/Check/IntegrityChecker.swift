@@ -55,7 +55,7 @@ final class IntegrityChecker {
             try body()
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
             collector.add(Violation(kind: kind, entity: nil, object: nil, key: nil,
-                                    message: "this check could not finish: \(PersistentStore.sqliteMessage(error))"))
+                                    message: "this check could not finish: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")"))
         }
     }
 

@@ -16,9 +16,12 @@ public enum StoreIntegrityCheck {
     public struct Options: Sendable {
         /// At most this many violations of each kind are listed (all are counted); nil lists every one.
         public var limitPerKind: Int?
+        /// How long the check waits for another connection's lock before failing.
+        public var busyTimeout: TimeInterval
 
-        public init(limitPerKind: Int? = 50) {
+        public init(limitPerKind: Int? = 50, busyTimeout: TimeInterval = PersistentStore.standardBusyTimeout) {
             self.limitPerKind = limitPerKind
+            self.busyTimeout = busyTimeout
         }
     }
 
@@ -36,7 +39,7 @@ public enum StoreIntegrityCheck {
             guard case .database = file.state else { throw .noSuchFile(path: path) }
             var look = StoreLook.choose(path: path, file: file)
             func check(_ look: StoreLook) throws -> Result<IntegrityReport, StoreError> {
-                let queue = try look.openQueue(busyTimeout: PersistentStore.defaultBusyTimeout)
+                let queue = try look.openQueue(busyTimeout: options.busyTimeout)
                 defer { try? queue.close() }
                 return try queue.read { db -> Result<IntegrityReport, StoreError> in
                     switch try StoreRecord.read(db, path: path) {
@@ -50,7 +53,7 @@ public enum StoreIntegrityCheck {
             }
             func failure(_ error: any Error, _ look: StoreLook) -> StoreError {
                 PersistentStore.lookFailure(error, path: path, look: look).map { .unreadable(path: path, reason: $0) }
-                    ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error))
+                    ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error, busyTimeout: options.busyTimeout))
             }
             do {
                 outcome = try check(look)

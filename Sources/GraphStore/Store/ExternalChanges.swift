@@ -58,7 +58,7 @@ extension PersistentStoreCoordinator {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .unreadable(path: store.path, reason: PersistentStore.sqliteMessage(error))
+            throw .unreadable(path: store.path, reason: PersistentStore.sqliteMessage(error, busyTimeout: store.busyTimeout))
         }
         externalWatch.state.withLock { state in
             state.dataVersion = version
@@ -102,7 +102,7 @@ extension PersistentStoreCoordinator {
             }
             return try read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
         } catch {
-            throw .unreadable(path: store.path, reason: PersistentStore.sqliteMessage(error))
+            throw .unreadable(path: store.path, reason: PersistentStore.sqliteMessage(error, busyTimeout: store.busyTimeout))
         }
     }
 
@@ -119,7 +119,7 @@ extension PersistentStoreCoordinator {
                 return maxima
             }
         } catch {
-            throw .unreadable(path: store.path, reason: PersistentStore.sqliteMessage(error))
+            throw .unreadable(path: store.path, reason: PersistentStore.sqliteMessage(error, busyTimeout: store.busyTimeout))
         }
     }
 

@@ -33,7 +33,7 @@ public final class PersistentStore: Sendable {
         public var checkBeforeFirstWrite: Bool
 
         public init(readOnly: Bool = false, createIfMissing: Bool = true, requireWritable: Bool = false, storeUUID: UUID? = nil,
-                    busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout, checkBeforeFirstWrite: Bool = false) {
+                    busyTimeout: TimeInterval = PersistentStore.standardBusyTimeout, checkBeforeFirstWrite: Bool = false) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.requireWritable = requireWritable
@@ -43,14 +43,9 @@ public final class PersistentStore: Sendable {
         }
     }
 
-    /// The busy timeout of every `Options` made without one (and of the coordinator's own reading connections):
-    /// 5 seconds unless changed. The command line sets it from `FAULTLINE_BUSY_TIMEOUT`.
-    public static var defaultBusyTimeout: TimeInterval {
-        get { busyTimeoutDefault.withLock { $0 } }
-        set { busyTimeoutDefault.withLock { $0 = newValue } }
-    }
-
-    private static let busyTimeoutDefault = Mutex<TimeInterval>(5)
+    /// The busy timeout of an `Options` made without one: 5 seconds. (The command line passes its
+    /// `FAULTLINE_BUSY_TIMEOUT` to every store it opens.)
+    public static let standardBusyTimeout: TimeInterval = 5
 
     public let path: String
     public let schema: StoreSchema
@@ -373,7 +368,7 @@ public final class PersistentStore: Sendable {
         if let reason = lookFailure(error, path: path, look: look) {
             return .unreadable(path: path, reason: reason)
         }
-        return .sqlite(path: path, message: sqliteMessage(error))
+        return .sqlite(path: path, message: sqliteMessage(error, busyTimeout: options.busyTimeout))
     }
 
     /// What SQLite's `attempt to write a readonly database` or `unable to open database file` means when a
@@ -405,11 +400,11 @@ public final class PersistentStore: Sendable {
     }
 
     /// SQLite's own words for an error, without GRDB's SQL and argument decoration; for a lock another connection
-    /// held past the busy timeout, `the database is locked by another connection (still busy after 5 s)` (the
-    /// default busy timeout: the connection's own is not known here).
-    static func sqliteMessage(_ error: any Error) -> String {
+    /// held past the connection's `busyTimeout`, `the database is locked by another connection (still busy after
+    /// 5 s)`.
+    static func sqliteMessage(_ error: any Error, busyTimeout: TimeInterval) -> String {
         if let error = error as? DatabaseError, isBusy(error) {
-            return StoreError.lockedMessage(seconds: defaultBusyTimeout)
+            return StoreError.lockedMessage(seconds: busyTimeout)
         }
         if let error = error as? DatabaseError {
             return error.message ?? "SQLite error \(error.resultCode.rawValue)"

@@ -76,7 +76,7 @@ public final class PersistentStoreCoordinator: Sendable {
             self.reader = try DatabaseQueue(path: store.readerLocation,
                                             configuration: PersistentStore.configuration(readOnly: true, options: .init(busyTimeout: store.busyTimeout)))
         } catch {
-            throw .unreadable(path: store.path, reason: "its reading connection could not be opened: \(PersistentStore.sqliteMessage(error))")
+            throw .unreadable(path: store.path, reason: "its reading connection could not be opened: \(PersistentStore.sqliteMessage(error, busyTimeout: store.busyTimeout))")
         }
         self.keyReader = PrimaryKeyReader(path: store.readerLocation, entityCount: mappings.count,
                                           busyTimeout: store.busyTimeout)
@@ -166,7 +166,7 @@ public final class PersistentStoreCoordinator: Sendable {
             try destination.close()
         } catch {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            throw .sqlite(path: store.path, message: PersistentStore.sqliteMessage(error))
+            throw .sqlite(path: store.path, message: PersistentStore.sqliteMessage(error, busyTimeout: store.busyTimeout))
         }
     }
 
@@ -211,7 +211,7 @@ public final class PersistentStoreCoordinator: Sendable {
         do {
             return try read { db in queryPlan(db, sql: sql, arguments: arguments) } ?? []
         } catch {
-            throw .sqlite(path: store.path, message: PersistentStore.sqliteMessage(error))
+            throw .sqlite(path: store.path, message: PersistentStore.sqliteMessage(error, busyTimeout: store.busyTimeout))
         }
     }
 
