@@ -20,7 +20,7 @@ struct RowUpdates {
 
     /// Writes `object`'s changes over the version it read, `versionsAhead` versions on (this save's own earlier
     /// statements may have moved its row on already).
-    mutating func update(_ object: ManagedObject, versionsAhead: Int64) throws -> Outcome {
+    func update(_ object: ManagedObject, versionsAhead: Int64) throws -> Outcome {
         if object.snapshot == nil { context.fulfillFault(object, trigger: .save) }
         guard let snapshot = object.snapshot else {
             return policy == .error ? .conflict : try settle(object, ancestor: nil)

@@ -73,7 +73,7 @@ struct SaveExecutor {
         // rows whose keys it cleared, or that a reversal rewrote, are one version further on each.
         let rewritten = outcome.reversed.isEmpty ? [] : Set(outcome.reversed.flatMap(\.1.rewritten))
         let survivors = doomed.isEmpty ? plan.updated : plan.updated.filter { !doomed.contains($0.objectID) }
-        var updates = RowUpdates(context: context, policy: plan.mergePolicy, resolver: resolver, runner: runner)
+        let updates = RowUpdates(context: context, policy: plan.mergePolicy, resolver: resolver, runner: runner)
         for object in survivors where !object.attributeChanges.isEmpty || !object.toOneChanges.isEmpty {
             let versionsAhead = (cleared.contains(object.objectID) ? 1 : 0) + (rewritten.contains(object.objectID) ? 1 : 0)
             switch try updates.update(object, versionsAhead: Int64(versionsAhead)) {

@@ -144,11 +144,6 @@ final class StatementRunner {
         finished(mapping.insertSQL, arguments, rows: changes, since: start, cause: nil)
     }
 
-    /// Runs statements that need no count, event or arguments (setting up the undo journal's temporary tables).
-    func executeUnreported(_ sql: String) throws {
-        try db.execute(sql: sql)
-    }
-
     // MARK: inside
 
     private func cachedStatement(_ sql: String) throws -> OpaquePointer {
@@ -232,13 +227,15 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension ContextError {
     /// Any error from the store's layers as a context error: SQLite's with its codes and statement, the store's as
-    /// they are, a context error unchanged.
+    /// they are, a context error unchanged, work a progress handler stopped as `cancelled`. Nothing else is thrown
+    /// inside a statement runner's work; anything that were would keep its own words.
     static func from(_ error: any Error, busyTimeout: Double) -> ContextError {
         switch error {
         case let error as ContextError: error
         case let error as SQLiteError: .sqlite(error)
         case let error as StoreError: .store(error)
         case let error as DatabaseError: .sqlite(SQLiteError(error, busyTimeout: busyTimeout))
+        case is WorkCancelled: .cancelled("work")
         default: .damaged(String(describing: error))
         }
     }
