@@ -48,15 +48,15 @@ final class StatementRunner {
     var meter: ProgressMeter?
     /// The object whose fault runs these statements, which their events carry (`StatementEvent.faultedObject`).
     var faultedObject: ObjectID?
-    /// Each entity's INSERT, prepared on first use (index: entity number - 1).
-    private var insertStatements: [OpaquePointer?]
+    /// Each entity's INSERT, prepared on first use (index: entity number - 1); empty until the first insert, so a
+    /// runner for a read allocates nothing for it.
+    private var insertStatements: [OpaquePointer?] = []
 
     init(coordinator: PersistentStoreCoordinator, db: Database, cause: StatementCause, context: ContextID?) {
         self.coordinator = coordinator
         self.db = db
         self.cause = cause
         self.context = context
-        self.insertStatements = Array(repeating: nil, count: coordinator.model.entities.count)
     }
 
     /// Runs a query, calling `row` for each result row. Returns the number of rows.
@@ -105,6 +105,7 @@ final class StatementRunner {
     func insert(_ mapping: EntityMapping, id: ObjectID, values: [AttributeValue], keys: [ObjectID?]) throws {
         let start = ContinuousClock.now
         let handle: OpaquePointer
+        if insertStatements.isEmpty { insertStatements = Array(repeating: nil, count: coordinator.model.entities.count) }
         if let prepared = insertStatements[mapping.number - 1] {
             handle = prepared
         } else {
