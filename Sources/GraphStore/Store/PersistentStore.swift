@@ -403,13 +403,8 @@ public final class PersistentStore: Sendable {
     /// held past the connection's `busyTimeout`, `the database is locked by another connection (still busy after
     /// 5 s)`.
     static func sqliteMessage(_ error: any Error, busyTimeout: TimeInterval) -> String {
-        if let error = error as? DatabaseError, isBusy(error) {
-            return StoreError.lockedMessage(seconds: busyTimeout)
-        }
-        if let error = error as? DatabaseError {
-            return error.message ?? "SQLite error \(error.resultCode.rawValue)"
-        }
-        return String(describing: error)
+        guard let error = error as? DatabaseError else { return String(describing: error) }
+        return SQLiteError(error, busyTimeout: busyTimeout).summary
     }
 }
 
