@@ -74,6 +74,11 @@ public enum BrowserView {
             hints = KeyTable.hints(for: state.focus, readOnly: state.settings.readOnly || state.storeIsReadOnly)
             kept = KeyTable.keptHints
         }
+        return hintLine(hints, kept: kept, width: width)
+    }
+
+    /// The hint bar for `hints`, in order, keeping `kept` whatever the width.
+    static func hintLine(_ hints: [String], kept: [String], width: Int) -> StyledLine {
         // Whole hints only, in the table's order, which is their priority: one that does not fit is left out rather
         // than cut to a bare key. The kept ones (help and quit) are counted in first, so they never fall off.
         let columns = { (hint: String) in DisplayWidth.of(hint) + 2 }

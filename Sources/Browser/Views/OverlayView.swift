@@ -8,54 +8,11 @@ enum OverlayView {
         case .none:
             return nil
         case .help:
-            let rows = KeyTable.helpRows()
-            let keyWidth = min(24, (rows.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2)
-            let widest = rows.map { keyWidth + DisplayWidth.of($0.help) }.max() ?? 0
-            let width = min(state.width - 4, max(40, widest + 4))
-            let shown = helpRowsShown(state)
-            let top = max(0, min(state.helpTop, rows.count - shown))
-            var lines = [StyledLine([Span("Keys", Style(.title, bold: true))])]
-            for row in rows[top..<min(rows.count, top + shown)] {
-                if row.help.isEmpty {
-                    lines.append(StyledLine(row.keys, Style(.title, bold: true)))
-                } else {
-                    lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
-                }
-            }
-            lines.append(StyledLine(""))
-            if shown < rows.count {
-                let range = "\(top + 1)–\(top + shown) of \(rows.count)"
-                lines.append(StyledLine("↑↓ PgUp PgDn scroll (\(range)) · any other key closes", Style(.muted)))
-            } else {
-                lines.append(StyledLine("any key closes this help", Style(.muted)))
-            }
-            return (lines, width)
+            return helpBox(rows: KeyTable.helpRows(), top: state.helpTop, shown: helpRowsShown(state), frameWidth: state.width)
         case .deletePreview(let preview):
-            // The target names the chat in full (kind, members, last message, key): wrapped, never cut.
-            let width = min(state.width - 4, 64)
-            var lines = DisplayWidth.wrap("Delete \(preview.target)?", width: max(10, width - 4))
-                .map { StyledLine($0, Style(.danger, bold: true)) } + [StyledLine("")]
-            if !preview.denied.isEmpty {
-                lines.append(StyledLine("Refused by Deny rules:", Style(.danger, bold: true)))
-                lines += preview.denied.map { StyledLine("  \($0)", Style(.danger)) }
-                lines.append(StyledLine(""))
-                lines.append(StyledLine("Nothing will change. Esc closes.", Style(.muted)))
-                return (lines, width)
-            }
-            lines.append(StyledLine("goes (Cascade)", Style(.title, bold: true)))
-            lines += preview.deleted.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.danger))]) }
-            if !preview.nullified.isEmpty {
-                lines.append(StyledLine("references cleared (Nullify)", Style(.title, bold: true)))
-                lines += preview.nullified.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.warning))]) }
-            }
-            lines.append(StyledLine(""))
-            lines.append(StyledLine([Span("y", Style(.accent, bold: true)), Span("/Enter delete · "), Span("n", Style(.accent, bold: true)), Span("/Esc cancel")]))
-            return (lines, width)
+            return deletePreviewBox(preview, frameWidth: state.width)
         case .confirmQuit:
-            return ([StyledLine("Unsaved changes", Style(.warning, bold: true)), StyledLine(state.pending ?? ""),
-                     StyledLine([Span("w", Style(.accent, bold: true)), Span(" save and quit · "),
-                                 Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
-                    min(state.width - 4, 50))
+            return confirmQuitBox(pending: state.pending, frameWidth: state.width)
         case .sqlDetail(let detail):
             let width = min(state.width - 4, 104)
             return (SQLDetailView.box(detail, width: width - 4, height: max(3, state.height - 4)), width)
@@ -63,6 +20,63 @@ enum OverlayView {
             // The field is in the status line, so the list it filters stays in view.
             return nil
         }
+    }
+
+    /// The help box: key rows from `top` (`shown` of them), then how to scroll or close it. Rows with an empty
+    /// meaning are section headings.
+    static func helpBox(rows: [(keys: String, help: String)], top requestedTop: Int, shown: Int, frameWidth: Int) -> (lines: [StyledLine], width: Int) {
+        let keyWidth = min(24, (rows.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2)
+        let widest = rows.map { keyWidth + DisplayWidth.of($0.help) }.max() ?? 0
+        let width = min(frameWidth - 4, max(40, widest + 4))
+        let top = max(0, min(requestedTop, rows.count - shown))
+        var lines = [StyledLine([Span("Keys", Style(.title, bold: true))])]
+        for row in rows[top..<min(rows.count, top + shown)] {
+            if row.help.isEmpty {
+                lines.append(StyledLine(row.keys, Style(.title, bold: true)))
+            } else {
+                lines.append(StyledLine([Span(DisplayWidth.fit(row.keys, width: keyWidth), Style(.accent)), Span(row.help)]))
+            }
+        }
+        lines.append(StyledLine(""))
+        if shown < rows.count {
+            let range = "\(top + 1)–\(top + shown) of \(rows.count)"
+            lines.append(StyledLine("↑↓ PgUp PgDn scroll (\(range)) · any other key closes", Style(.muted)))
+        } else {
+            lines.append(StyledLine("any key closes this help", Style(.muted)))
+        }
+        return (lines, width)
+    }
+
+    /// The delete preview: what goes by Cascade, what references are cleared, or the Deny rules that refuse it.
+    static func deletePreviewBox(_ preview: DeletePreview, frameWidth: Int) -> (lines: [StyledLine], width: Int) {
+        // The target names the object in full: wrapped, never cut.
+        let width = min(frameWidth - 4, 64)
+        var lines = DisplayWidth.wrap("Delete \(preview.target)?", width: max(10, width - 4))
+            .map { StyledLine($0, Style(.danger, bold: true)) } + [StyledLine("")]
+        if !preview.denied.isEmpty {
+            lines.append(StyledLine("Refused by Deny rules:", Style(.danger, bold: true)))
+            lines += preview.denied.map { StyledLine("  \($0)", Style(.danger)) }
+            lines.append(StyledLine(""))
+            lines.append(StyledLine("Nothing will change. Esc closes.", Style(.muted)))
+            return (lines, width)
+        }
+        lines.append(StyledLine("goes (Cascade)", Style(.title, bold: true)))
+        lines += preview.deleted.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.danger))]) }
+        if !preview.nullified.isEmpty {
+            lines.append(StyledLine("references cleared (Nullify)", Style(.title, bold: true)))
+            lines += preview.nullified.map { StyledLine([Span("  " + DisplayWidth.fit($0.0, width: 26)), Span(DisplayWidth.fitRight(ActivityFormat.count($0.1), width: 10), Style(.warning))]) }
+        }
+        lines.append(StyledLine(""))
+        lines.append(StyledLine([Span("y", Style(.accent, bold: true)), Span("/Enter delete · "), Span("n", Style(.accent, bold: true)), Span("/Esc cancel")]))
+        return (lines, width)
+    }
+
+    /// The question on quitting with unsaved changes.
+    static func confirmQuitBox(pending: String?, frameWidth: Int) -> (lines: [StyledLine], width: Int) {
+        ([StyledLine("Unsaved changes", Style(.warning, bold: true)), StyledLine(pending ?? ""),
+          StyledLine([Span("w", Style(.accent, bold: true)), Span(" save and quit · "),
+                      Span("y", Style(.accent, bold: true)), Span(" discard and quit · "), Span("n", Style(.accent, bold: true)), Span(" stay")])],
+         min(frameWidth - 4, 50))
     }
 
     /// How many key rows the help shows at once: all of them when the body has room, else what fits between its
