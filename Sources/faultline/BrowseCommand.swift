@@ -36,6 +36,7 @@ struct BrowseCommand: ParsableCommand {
 
     func validate() throws {
         if live, browser.readOnly { throw ValidationError("--live writes to the store; it cannot be combined with --read-only") }
+        if live, browser.model != nil { throw ValidationError("--live writes chat messages; it goes with the chat store, not with --model") }
         if liveInPlace, !live { throw ValidationError("--live-in-place goes with --live") }
         // The writer pauses 1/rate seconds between deliveries, at most 10 (LiveWriter): slower rates are refused, not
         // quietly raised.
@@ -59,6 +60,10 @@ struct BrowseCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error.description)
         }
+        if let foreign = try options.foreignModel() {
+            try browseForeign(options, model: foreign, sqlDebug: sqlDebug)
+            return
+        }
         let original = try options.store ?? DefaultFixture.ensure()
         // --live browses a copy unless told otherwise: the simulated messages do not end up in the user's store.
         let copy = liveRate != nil && !liveInPlace ? try LiveCopy(of: original) : nil
@@ -81,6 +86,45 @@ struct BrowseCommand: ParsableCommand {
         }
         let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
         let log = try sqlDebug.attach(to: model.coordinator, sink: sink)
+        defer { model.stopLiveWriter() }
+        try run(model, log: log, afterStart: {
+            guard let liveRate else { return }
+            model.startLiveWriter(rate: liveRate)
+            model.announce(copy == nil
+                ? "live: writing into \((original as NSString).lastPathComponent) itself"
+                : "live: writing into a copy of \((original as NSString).lastPathComponent), removed on quit (--live-in-place writes into the store)")
+        }, beforeExit: {
+            model.stopLiveWriter()
+            copy?.remove()
+        })
+    }
+
+    /// The entity browser on a store whose model is not the chat model: read-only unless `--write`.
+    static func browseForeign(_ options: BrowserOptions, model: ForeignModel, sqlDebug: SQLDebugOptions) throws {
+        guard let path = options.store else { throw CommandFailure(TraceCommand.storeMissing) }
+        if try sqlDebug.effectiveLevel() != nil, sqlDebug.logFile == nil {
+            throw CommandFailure("--sql-debug: the browser owns the terminal; give --sql-log FILE for the SQL log")
+        }
+        try sqlDebug.checkLogFile(notOverwriting: [path])
+        let browser: EntityBrowserModel
+        do {
+            let store = try ForeignStore.open(path: path, model: model, writable: options.write, settings: options.settings)
+            browser = EntityBrowserModel(store: store, settings: options.settings, width: 80, height: 24)
+        } catch {
+            throw CommandFailure(error)
+        }
+        let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
+        let log = try sqlDebug.attach(to: browser.coordinator, sink: sink)
+        if options.write { Output.writeError(options.writeWarning(store: path) + "\n") }
+        try run(browser, log: log, afterStart: {
+            if options.write { browser.announce(options.writeWarning(store: (path as NSString).lastPathComponent)) }
+        }, beforeExit: {})
+    }
+
+    /// The terminal loop: draws the browser's frame, reads a key, applies its action, until the browser quits.
+    /// `afterStart` runs once the first screen is read (what it announces shows on it); `beforeExit` when a signal
+    /// ends the browser at once (the terminal is given back first).
+    private static func run(_ browser: some TerminalBrowser, log: SQLDebugLog?, afterStart: () -> Void, beforeExit: () -> Void) throws {
         let screen: TerminalScreen
         do {
             screen = try TerminalScreen.open()
@@ -89,43 +133,95 @@ struct BrowseCommand: ParsableCommand {
         }
         defer { screen.close() }
         let size = screen.size
-        model.apply(.resize(width: size.width, height: size.height))
-        model.apply(.start)
-        if let liveRate {
-            model.startLiveWriter(rate: liveRate)
-            model.announce(copy == nil
-                ? "live: writing into \((original as NSString).lastPathComponent) itself"
-                : "live: writing into a copy of \((original as NSString).lastPathComponent), removed on quit (--live-in-place writes into the store)")
-        }
-        defer { model.stopLiveWriter() }
+        browser.resize(width: size.width, height: size.height)
+        browser.start()
+        afterStart()
         var lastKeyAt = ContinuousClock.now
-        let progress = ProgressKeys(screen: screen, model: model)
-        model.onProgress = { state in progress.show(state) }
-        while !model.state.quitRequested {
-            screen.draw(BrowserView.frame(model.state, activity: model.activity))
+        let progress = ProgressKeys(screen: screen, browser: browser)
+        browser.showProgress { progress.show() }
+        while !browser.quitRequested {
+            screen.draw(browser.frame())
             // While a search is typed, the list follows once typing pauses (a dropped escape sequence is no pause).
-            let key = screen.readKey(timeoutMilliseconds: model.searchIsPending ? Self.searchPause : 250)
+            let key = screen.readKey(timeoutMilliseconds: browser.searchIsPending ? Self.searchPause : 250)
             let now = ContinuousClock.now
             if key != nil { lastKeyAt = now }
-            if let signal = screen.takePendingSignal(), signal != SIGINT || model.interrupt() {
-                // Ctrl-C with unsaved changes asks first (model.interrupt); a closed terminal or kill cannot.
+            if let signal = screen.takePendingSignal(), signal != SIGINT || browser.interrupt() {
+                // Ctrl-C with unsaved changes asks first (browser.interrupt); a closed terminal or kill cannot.
                 screen.close()
                 withExtendedLifetime(log) {}
-                model.stopLiveWriter()
-                copy?.remove()
+                beforeExit()
                 Foundation.exit(128 + signal)
             }
-            if let key, let action = model.action(for: key) {
-                model.apply(action)
+            if let key, browser.handle(key) {
                 progress.settle()
             }
-            if key == nil, model.searchIsPending, now - lastKeyAt >= .milliseconds(Self.searchPause) { model.apply(.refine) }
+            if key == nil, browser.searchIsPending, now - lastKeyAt >= .milliseconds(Self.searchPause) { browser.refine() }
             // Between keys (or every quarter second when idle): other contexts' saves and other processes' commits
             // are merged, unless a dialog is open.
-            if model.state.overlay == .none, model.hasPendingChanges() { model.apply(.merge) }
+            if !browser.dialogIsOpen, browser.hasPendingChanges() { browser.merge() }
         }
         withExtendedLifetime(log) {}
     }
+}
+
+/// What the terminal loop needs of a browser: the chat browser's or the entity browser's.
+protocol TerminalBrowser: AnyObject {
+    var quitRequested: Bool { get }
+    /// Whether the search field holds text the list is not filtered by yet.
+    var searchIsPending: Bool { get }
+    /// Whether an overlay is up (no merge runs meanwhile).
+    var dialogIsOpen: Bool { get }
+    /// The long work under way, while its progress shows.
+    var progressWork: WorkProgress.Work? { get }
+    func frame() -> Frame
+    /// Applies the action `key` asks for; returns whether there was one.
+    func handle(_ key: Key) -> Bool
+    func resize(width: Int, height: Int)
+    func start()
+    func refine()
+    func interrupt() -> Bool
+    func hasPendingChanges() -> Bool
+    func merge()
+    /// `show` is called while long work shows its progress: it draws and reads keys; false cancels a preview.
+    func showProgress(_ show: @escaping () -> Bool)
+}
+
+extension BrowserModel: TerminalBrowser {
+    var quitRequested: Bool { state.quitRequested }
+    var dialogIsOpen: Bool { state.overlay != .none }
+    var progressWork: WorkProgress.Work? { state.progress?.work }
+    func frame() -> Frame { BrowserView.frame(state, activity: activity) }
+    func handle(_ key: Key) -> Bool {
+        guard let action = action(for: key) else { return false }
+        apply(action)
+        return true
+    }
+    func resize(width: Int, height: Int) { apply(.resize(width: width, height: height)) }
+    func start() { apply(.start) }
+    func refine() { apply(.refine) }
+    func merge() { apply(.merge) }
+    func showProgress(_ show: @escaping () -> Bool) { onProgress = { _ in show() } }
+}
+
+extension EntityBrowserModel: TerminalBrowser {
+    var quitRequested: Bool { state.quitRequested }
+    /// The filter is a predicate: it applies on Enter, never half typed.
+    var searchIsPending: Bool { false }
+    var dialogIsOpen: Bool { state.overlay != .none }
+    var progressWork: WorkProgress.Work? { state.progress?.work }
+    func frame() -> Frame { EntityBrowserView.frame(state, activity: activity) }
+    func handle(_ key: Key) -> Bool {
+        guard let action = action(for: key) else { return false }
+        apply(action)
+        return true
+    }
+    func resize(width: Int, height: Int) { apply(.browser(.resize(width: width, height: height))) }
+    func start() { apply(.browser(.start)) }
+    func refine() {}
+    /// The entity browser does not watch other writers.
+    func hasPendingChanges() -> Bool { false }
+    func merge() {}
+    func showProgress(_ show: @escaping () -> Bool) { onProgress = { _ in show() } }
 }
 
 /// A temporary copy of a store for `--live` to write into, made with SQLite's backup (a consistent copy even while
@@ -157,24 +253,25 @@ struct LiveCopy {
 /// user never saw; a resize is kept and applied once the work ends, when typeahead is flushed too.
 final class ProgressKeys {
     private let screen: TerminalScreen
-    private unowned let model: BrowserModel
+    private unowned let browser: any TerminalBrowser
     /// Whether the last action showed progress (it ran long).
     private var shown = false
     private var resize: (width: Int, height: Int)?
 
-    init(screen: TerminalScreen, model: BrowserModel) {
+    init(screen: TerminalScreen, browser: any TerminalBrowser) {
         self.screen = screen
-        self.model = model
+        self.browser = browser
     }
 
-    /// Draws `state` and reads the keys typed meanwhile; returns false when Esc asks a preview to stop.
-    func show(_ state: BrowserState) -> Bool {
+    /// Draws the browser with its progress and reads the keys typed meanwhile; returns false when Esc asks a
+    /// preview to stop.
+    func show() -> Bool {
         shown = true
-        screen.draw(BrowserView.frame(state, activity: model.activity))
+        screen.draw(browser.frame())
         var goOn = true
         while screen.pendingSignal == nil, let key = screen.readKey(timeoutMilliseconds: 0) {
             switch key {
-            case .escape where state.progress?.work == .deletePreview: goOn = false
+            case .escape where browser.progressWork == .deletePreview: goOn = false
             case .resize(let width, let height): resize = (width, height)
             default: continue
             }
@@ -190,7 +287,7 @@ final class ProgressKeys {
         while screen.pendingSignal == nil, let key = screen.readKey(timeoutMilliseconds: 0) {
             if case .resize(let width, let height) = key { resize = (width, height) }
         }
-        if let resize { model.apply(.resize(width: resize.width, height: resize.height)) }
+        if let resize { browser.resize(width: resize.width, height: resize.height) }
         resize = nil
     }
 }

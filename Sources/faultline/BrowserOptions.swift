@@ -1,5 +1,6 @@
 import ArgumentParser
 import Browser
+import GraphStore
 
 /// The store and the levers shared by `browse` and `trace`.
 struct BrowserOptions: ParsableArguments {
@@ -18,16 +19,46 @@ struct BrowserOptions: ParsableArguments {
     @Flag(help: "Open the store read-only: browsing works, deletes and saves are refused.")
     var readOnly = false
 
+    @Option(help: ArgumentHelp("""
+        The store's model: a .xcdatamodeld or .xcdatamodel folder, or its contents file. A model other than the \
+        chat model opens the entity browser on the store, read-only unless --write is given.
+        """, valueName: "path"))
+    var model: String?
+
+    @Flag(help: "With --model, open a store that is not the chat store for writing: deletes, saves and undo.")
+    var write = false
+
     @Option(help: ArgumentHelp("Show the progress of a save, an undo or redo after a save, or a delete preview once it has run this long.", valueName: "ms"))
     var progressAfter = 200
 
     func validate() throws {
+        if write, readOnly { throw ValidationError("--write and --read-only cannot go together") }
+        if write, model == nil {
+            throw ValidationError("--write opens a store that is not the chat store for writing: give its model with --model")
+        }
         guard BrowserSettings.batchSizeRange.contains(batchSize) else {
             throw ValidationError("--batch-size must be 0 or more, at most \(BrowserSettings.batchSizeRange.upperBound), not \(batchSize)")
         }
         guard BrowserSettings.progressAfterRange.contains(progressAfter) else {
             throw ValidationError("--progress-after must be 0 or more milliseconds, at most \(BrowserSettings.progressAfterRange.upperBound), not \(progressAfter)")
         }
+    }
+
+    /// The model `--model` names when it is not the chat model (the entity browser's), or nil for the chat store.
+    func foreignModel() throws(CommandFailure) -> ForeignModel? {
+        guard let model else { return nil }
+        let loaded: ForeignModel
+        do {
+            loaded = try ForeignModel.load(path: model)
+        } catch {
+            throw CommandFailure(error)
+        }
+        return loaded.isChatModel ? nil : loaded
+    }
+
+    /// The warning printed when `--write` opens a store that is not the chat store.
+    func writeWarning(store: String) -> String {
+        "warning: \(store) is opened for writing: deletes, saves and undo change it (it is not the chat store; without --write it stays as it is)"
     }
 
     var settings: BrowserSettings {

@@ -18,6 +18,18 @@ struct TraceCommand: ParsableCommand {
             with ';'. The first action is always 'start': the launch up to the first chat-list screen. In the SQL \
             log (tab to it), open shows the selected statement in full.
 
+            With --model MODEL naming a model other than the chat model, the entity browser runs instead, on \
+            STORE (read-only unless --write): its panes are the entities with their counts, a list of objects and \
+            one object. Its actions are the ones above that mean something there (down, up, pagedown, pageup, top, \
+            bottom, open, back, tab, backtab, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
+            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, quit, \
+            save-and-quit, resize WxH) and its own: entity NAME (open an entity), sort (the next sort key), sort KEY \
+            or sort -KEY (by an attribute, or SELF for the key; - for descending), reverse, columns (from the next \
+            attribute on), columns KEY,KEY… or columns default, filter PREDICATE (Core Data's format, e.g. \
+            filter maker == 'FIAT'; filter alone clears it; search is the same), follow RELATIONSHIP (from the object \
+            shown: a to-one to its object, a to-many to its members). open on an object list opens the selected \
+            object; on a relationship of the object shown, it follows it.
+
             With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
             "relationshipFaults", "fetches", "ms", "warnings": [the panel's], "statements": [{"pane", "cause", \
             "rows", "sql"}], "progress"}], "totals": {…}}. A statement's pane is absent for work that is no pane's (a \
@@ -46,6 +58,10 @@ struct TraceCommand: ParsableCommand {
     func run() throws {
         guard let screenSize = Layout.size(size) else {
             throw CommandFailure("--size '\(size)': give WIDTHxHEIGHT, e.g. 120x40, each side from 1 to \(Layout.sideRange.upperBound)")
+        }
+        if let foreign = try browser.foreignModel() {
+            try traceForeign(model: foreign, size: screenSize)
+            return
         }
         let actions: [BrowserAction]
         do {
@@ -81,6 +97,51 @@ struct TraceCommand: ParsableCommand {
         let screen = BrowserView.frame(model.state, activity: model.activity).text
         if json {
             try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: model.activity.sqlLog).json() + "\n")
+        } else {
+            try Output.write(screen + "\n")
+        }
+    }
+}
+
+extension TraceCommand {
+    /// The error of `--model` naming a model other than the chat model without the store it describes.
+    static let storeMissing = "--model names a model other than the chat model: give the STORE it describes"
+
+    /// The entity browser, headless, on a store whose model is not the chat model.
+    func traceForeign(model: ForeignModel, size: (width: Int, height: Int)) throws {
+        let actions: [EntityBrowserAction]
+        do {
+            actions = try EntityBrowserAction.script(script)
+        } catch {
+            throw CommandFailure("--script: \(error)")
+        }
+        guard let path = browser.store else { throw CommandFailure(Self.storeMissing) }
+        try sqlDebug.checkLogFile(notOverwriting: [path])
+        let entityBrowser: EntityBrowserModel
+        do {
+            let store = try ForeignStore.open(path: path, model: model, writable: browser.write, settings: browser.settings)
+            entityBrowser = EntityBrowserModel(store: store, settings: browser.settings, width: size.width, height: size.height,
+                                               logCapacity: json ? Self.jsonLogCapacity : ActivityMonitor.defaultLogCapacity)
+        } catch {
+            throw CommandFailure(error)
+        }
+        if browser.write { Output.writeError(browser.writeWarning(store: path) + "\n") }
+        let log = try sqlDebug.attach(to: entityBrowser.coordinator)
+        let shown = ShownProgress()
+        entityBrowser.onProgress = { state in
+            shown.note(state.progress)
+            return true
+        }
+        var costs = [entityBrowser.apply(.browser(.start))]
+        var progress = [shown.take()]
+        for action in actions where !entityBrowser.state.quitRequested {
+            costs.append(entityBrowser.apply(action))
+            progress.append(shown.take())
+        }
+        withExtendedLifetime(log) {}
+        let screen = EntityBrowserView.frame(entityBrowser.state, activity: entityBrowser.activity).text
+        if json {
+            try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: entityBrowser.activity.sqlLog).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }

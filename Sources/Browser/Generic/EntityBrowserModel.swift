@@ -97,7 +97,8 @@ public final class EntityBrowserModel {
         }
     }
 
-    var layout: EntityLayout { EntityLayout(state) }
+    /// The layout of the panes as they will be drawn: the main pane is open while the path has a step.
+    var layout: EntityLayout { EntityLayout(width: state.width, height: state.height, mainIsOpen: !path.isEmpty) }
 
     /// The entity the focused pane shows (warnings name key paths from it).
     var focusedEntity: String? {

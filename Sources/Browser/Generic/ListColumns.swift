@@ -75,16 +75,22 @@ enum ListColumns {
 }
 
 /// How objects are named on screen: by key (`p12`), with the entity when it is not the one listed, and with the
-/// first two String attributes' values, which most models use for a name or title.
+/// values of the String attributes that name it.
 enum ObjectNames {
     /// `p12`.
     static func key(_ object: ManagedObject) -> String {
         "p\(object.objectID.primaryKey)"
     }
 
-    /// The attributes that name an object of `entity`: its first two stored String attributes.
+    /// The attributes that name an object of `entity`: the first two stored String attributes whose names say
+    /// they name it (`name`, `firstName`, `title`, `label`), or else its first stored String attribute.
     static func titleAttributes(of entity: Entity) -> [String] {
-        Array(entity.attributes.filter { $0.type == .string && $0.isPersistent }.prefix(2).map(\.name))
+        let strings = entity.attributes.filter { $0.type == .string && $0.isPersistent }.map(\.name)
+        let naming = strings.filter { name in
+            let lowered = name.lowercased()
+            return ["name", "title", "label"].contains { lowered.contains($0) }
+        }
+        return naming.isEmpty ? Array(strings.prefix(1)) : Array(naming.prefix(2))
     }
 
     /// `Jane Doe`: the values of the title attributes, on one line; "" when it has none. Reading them fires the
