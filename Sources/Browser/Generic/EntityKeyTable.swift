@@ -88,7 +88,7 @@ enum EntityKeyTable {
         bindings.filter { $0.hint != nil && ($0.panes.isEmpty || $0.panes.contains(pane)) }
             .filter { writable || !writingActions.contains($0.action) }
             .compactMap { binding in
-                if binding.action == .browser(.togglePrefetch), prefetchUseless { return "p prefetch: no to-one shown" }
+                if binding.action == .browser(.togglePrefetch), prefetchUseless { return "p nothing to prefetch" }
                 return binding.hint
             }
     }
