@@ -16,6 +16,10 @@ struct BrowseCommand: ParsableCommand {
             Keys: ? shows them all. j/k or arrows move, Enter opens a chat, m shows its members, d previews and \
             deletes, w saves, u undoes, p/b/c flip prefetching, batching and derived counts, q quits. \
             Without a terminal, use 'faultline trace' for the same screens as text.
+
+            With --model MODEL, a store whose model is not the chat model opens in the entity browser: its \
+            entities with their counts, a list of objects (s sorts, S reverses, v changes the columns, / filters \
+            with a predicate) and one object, whose relationships Enter follows. It is read-only unless --write.
             """
     )
 

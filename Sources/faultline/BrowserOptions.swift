@@ -4,16 +4,16 @@ import GraphStore
 
 /// The store and the levers shared by `browse` and `trace`.
 struct BrowserOptions: ParsableArguments {
-    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
+    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing), or with --model the store the model describes.")
     var store: String?
 
-    @Option(help: ArgumentHelp("Rows per batch of the chat list and the messages (0: no batching).", valueName: "n"))
+    @Option(help: ArgumentHelp("Rows per batch of the chat list and the messages, or of the entity browser's lists of objects (0: no batching).", valueName: "n"))
     var batchSize = 20
 
-    @Flag(help: "Start with prefetching off (each related object a fault: the N+1 to watch).")
+    @Flag(help: "Start with prefetching off (each related object a fault: the N+1 to watch; in the entity browser, the to-ones a list shows).")
     var noPrefetch = false
 
-    @Flag(help: "Start with derived counts off (member counts fire the members relationship).")
+    @Flag(help: "Start with derived counts off (member counts fire the members relationship; in the entity browser, no to-many counts).")
     var noDerivedCounts = false
 
     @Flag(help: "Open the store read-only: browsing works, deletes and saves are refused.")

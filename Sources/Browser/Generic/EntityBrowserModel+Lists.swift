@@ -138,7 +138,9 @@ extension EntityBrowserModel {
     }
 
     private func stamp(prefetching toOnes: [String]) -> ListStamp {
-        ListStamp(settings: state.settings, generation: generation, prefetched: state.settings.prefetch == .off ? [] : toOnes)
+        let settings = state.settings
+        return ListStamp(batchSize: listBatchSize, batchingMode: settings.batchingMode, prefetch: settings.prefetch, generation: generation,
+                         prefetched: settings.prefetch == .off ? [] : toOnes)
     }
 
     /// `Car`, or `cars of Person p3 Jane Doe`.

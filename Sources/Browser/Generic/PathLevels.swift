@@ -60,9 +60,11 @@ final class ListLevel {
     }
 }
 
-/// What a list was read with: the settings, the browser's generation, and the to-ones its fetch prefetched.
+/// What a list was read with: the levers of its fetch, the browser's generation, and the to-ones it prefetched.
 struct ListStamp: Equatable {
-    var settings: BrowserSettings
+    var batchSize: Int
+    var batchingMode: FetchRequest.BatchingMode
+    var prefetch: BrowserSettings.Prefetch
     var generation: Int
     var prefetched: [String]
 }
