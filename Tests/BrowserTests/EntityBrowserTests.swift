@@ -213,6 +213,26 @@ import Testing
         #expect(Set(shelves) == ["p1 A", "p2 B", "—"])
     }
 
+    @Test func aLeverThatMeansNothingWhereItIsPressedSaysSo() throws {
+        let browser = try Self.browser()
+        // No list is open: the batch size is set, and nothing is read again.
+        let batch = browser.apply(.browser(.cycleBatch))
+        #expect(batch.counts.statements == 0)
+        #expect(browser.state.message == "object lists: batch 100 windowed (it applies to lists of objects; nothing shown now is one)")
+        // A list showing no to-one has nothing to prefetch: its hint says so, and toggling reads nothing again.
+        browser.apply(.entity("Author"))
+        let hints = EntityBrowserView.frame(browser.state, activity: browser.activity).lines.last?.text ?? ""
+        #expect(hints.contains("p nothing to prefetch"))
+        let prefetch = browser.apply(.browser(.togglePrefetch))
+        #expect(prefetch.counts.statements == 0)
+        #expect(browser.state.message == "prefetch of the to-ones shown: off (this list shows no to-one: v brings them into view)")
+        // Counts are the object pane's.
+        let counts = browser.apply(.browser(.toggleDerived))
+        #expect(counts.counts.statements == 0)
+        #expect(browser.state.message == "to-many counts in the object pane: off (it applies to the object pane; nothing shown now is one)")
+        #expect(!hints.contains("c counts"))
+    }
+
     @Test func columnsCycleFromTheNextAttributeOn() throws {
         let browser = try Self.browser(width: 200)
         browser.apply(.entity("Author"))

@@ -139,8 +139,9 @@ extension EntityBrowserModel {
 
     private func stamp(prefetching toOnes: [String]) -> ListStamp {
         let settings = state.settings
-        return ListStamp(batchSize: listBatchSize, batchingMode: settings.batchingMode, prefetch: settings.prefetch, generation: generation,
-                         prefetched: settings.prefetch == .off ? [] : toOnes)
+        // Prefetching changes nothing for a list that shows no to-one.
+        return ListStamp(batchSize: listBatchSize, batchingMode: settings.batchingMode, prefetch: toOnes.isEmpty ? .off : settings.prefetch,
+                         generation: generation, prefetched: settings.prefetch == .off ? [] : toOnes)
     }
 
     /// `Car`, or `cars of Person p3 Jane Doe`.

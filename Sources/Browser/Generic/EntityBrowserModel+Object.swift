@@ -31,7 +31,7 @@ extension EntityBrowserModel {
             if relationship.isToOne {
                 let destination = object.objectIDs(forRelationshipNamed: relationship.name).first
                 let value = destination.map { Cell("→ \(coordinator.mapping(forEntityNumber: $0.entityNumber).name) p\($0.primaryKey)") }
-                    ?? Cell("→ " + ValueText.nullText, isNull: true)
+                    ?? Cell(ValueText.nullText, isNull: true)
                 rows.append(DetailRow(name: relationship.name, kind: .toOne, value: value, type: "to-one \(relationship.destination)"))
             } else {
                 let counted = visible.contains(index) ? toManyCount(of: object, relationship, in: shown) : nil

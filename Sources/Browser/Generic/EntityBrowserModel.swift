@@ -222,6 +222,9 @@ public final class EntityBrowserModel {
         case .togglePrefetch:
             state.settings.prefetch = state.settings.prefetch.next
             leverChanged("prefetch of the to-ones shown: \(state.settings.prefetch.label)", appliesTo: .objects)
+            if let list = currentList, !columns(of: list).contains(where: { $0.kind == .toOne }) {
+                state.message = "prefetch of the to-ones shown: \(state.settings.prefetch.label) (this list shows no to-one: v brings them into view)"
+            }
         case .toggleBatchMode:
             state.settings.batchingMode = state.settings.batchingMode == .windowed ? .faithful : .windowed
             leverChanged("object lists: \(state.settings.batchingLabel)", appliesTo: .objects)
