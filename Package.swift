@@ -90,7 +90,7 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore", "ChatFixture", "Scenarios", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GraphStore", "ChatFixture", "Scenarios", "CZlib", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Models"]
         ),
         .testTarget(

@@ -10,4 +10,10 @@ static inline int faultline_inflateInit2(z_streamp stream, int windowBits) {
     return inflateInit2(stream, windowBits);
 }
 
+/// `deflateInit2(stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY)`, callable from Swift (the tests
+/// compress archives of their own with it).
+static inline int faultline_deflateInit2(z_streamp stream, int level, int windowBits) {
+    return deflateInit2(stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY);
+}
+
 #endif
