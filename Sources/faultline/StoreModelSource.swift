@@ -1,4 +1,5 @@
 import Foundation
+import ChatFixture
 import GraphStore
 
 /// The model of a store given on the command line without `--model`: the one it keeps inside.
@@ -21,5 +22,44 @@ enum StoreModelSource {
         } catch {
             throw CommandFailure(error.modelFileWouldHelp ? "\(error.description); \(suggestion)" : error.description)
         }
+    }
+}
+
+/// The model a command opens a store with: the one given with `--model`, or the one inside the store; and whether
+/// it is the chat model (the chat browser and the chat commands) or another (any Core Data store).
+struct ChosenModel {
+    let model: ObjectModel
+    let isChatModel: Bool
+    /// Where it came from, for messages: `--model FILE` or `its model cache`.
+    let source: String
+
+    static func choose(store: String, modelFile: String?, suggestion: String = "give its model file with --model") throws(CommandFailure) -> ChosenModel {
+        let model: ObjectModel
+        let source: String
+        if let modelFile {
+            do {
+                model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelFile))
+            } catch {
+                throw CommandFailure("--model: \(error.description)")
+            }
+            source = "--model \(modelFile)"
+        } else {
+            model = try StoreModelSource.read(storeAt: store, suggestion: suggestion).model
+            source = "its model cache"
+        }
+        let chat: ObjectModel
+        do {
+            chat = try ChatModel.make()
+        } catch {
+            throw CommandFailure(error)
+        }
+        return ChosenModel(model: model, isChatModel: model == chat, source: source)
+    }
+
+    /// The warning printed before writing to a store that is not a chat store, which `--write` allows.
+    static func writeWarning(store: String) -> String {
+        "warning: \(store) is not a chat store and --write lets this command change it: changes follow the model's "
+            + "delete rules as GraphStore reads them and are not recorded in Core Data's persistent history; work on a copy "
+            + "if the store matters"
     }
 }

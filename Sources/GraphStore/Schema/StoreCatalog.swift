@@ -52,7 +52,16 @@ public struct StoreCatalog: Equatable, Sendable {
 
     /// What `self` (expected) has that `actual` lacks or differs in, one phrase each; empty when the names agree.
     /// Columns are compared as sets: Core Data's column order is not fixed.
-    public func differences(from actual: StoreCatalog) -> [String] {
+    /// - Parameter ignoringCoreDataBookkeeping: leave out the tables Core Data adds to stores of its own beside the
+    ///   model's, and their indexes: its persistent history (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`) and
+    ///   CloudKit mirroring (`ANSCK…`). Their names start with `A`; the model's tables start with `Z`.
+    public func differences(from actual: StoreCatalog, ignoringCoreDataBookkeeping: Bool = false) -> [String] {
+        var actual = actual
+        if ignoringCoreDataBookkeeping {
+            let bookkeeping = Set(actual.columns.keys.filter { Self.isCoreDataBookkeeping($0) && columns[$0] == nil })
+            actual.columns = actual.columns.filter { !bookkeeping.contains($0.key) }
+            actual.indexes = actual.indexes.filter { !bookkeeping.contains($0.value) }
+        }
         var found: [String] = []
         for table in Set(columns.keys).union(actual.columns.keys).sorted() {
             switch (columns[table], actual.columns[table]) {
@@ -70,5 +79,10 @@ public struct StoreCatalog: Equatable, Sendable {
             found.append(indexes[index] == nil ? "unexpected index \(index)" : "missing index \(index)")
         }
         return found
+    }
+
+    /// Whether a table is one Core Data keeps for itself beside a model's (see `differences`).
+    static func isCoreDataBookkeeping(_ table: String) -> Bool {
+        table.first == "A"
     }
 }
