@@ -98,11 +98,11 @@ public struct StoredModel: Sendable {
             let queue = try look.openQueue(busyTimeout: busyTimeout)
             defer { try? queue.close() }
             return try queue.read { db throws -> Data in
-                guard try db.tableExists("Z_MODELCACHE") else {
-                    let isStore = try db.tableExists("Z_PRIMARYKEY") && db.tableExists("Z_METADATA")
-                    if !isStore { throw StoreError.notAStore(path: path, reason: "it has no Z_PRIMARYKEY and Z_METADATA tables") }
-                    throw StoredModelError.missing(path: path)
+                // Worded as opening a store words it, naming the first table missing.
+                for required in ["Z_METADATA", "Z_PRIMARYKEY"] where try !db.tableExists(required) {
+                    throw StoreError.notAStore(path: path, reason: "it has no \(required) table")
                 }
+                guard try db.tableExists("Z_MODELCACHE") else { throw StoredModelError.missing(path: path) }
                 guard let content = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
                     throw StoredModelError.empty(path: path)
                 }
