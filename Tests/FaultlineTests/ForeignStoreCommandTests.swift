@@ -71,4 +71,15 @@ struct ForeignStoreCommandTests {
         #expect(try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*), SUM(ZPAGESCOUNT) FROM ZPAGE, (SELECT SUM(ZPAGESCOUNT) AS ZPAGESCOUNT FROM ZBOOK)") == pagesBefore)
         #expect(try FaultlineBinary.run(["check", store]).status == 0)
     }
+
+    /// Rows are found by Z_ENT: a store whose Z_PRIMARYKEY numbers entities otherwise than the model is refused,
+    /// naming the difference, before anything is read from it.
+    @Test func entityNumbersMustAgree() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        _ = try FaultlineBinary.sqliteRows(store, "UPDATE Z_PRIMARYKEY SET Z_SUPER = 0 WHERE Z_ENT = 2")
+        let result = try FaultlineBinary.run(["delete", store, "--object", "Car/p1", "--dry-run"])
+        #expect(result.status != 0)
+        #expect(result.stderr == "error: \(store): was made for a different model (entity 2 (SportCar) has parent 1 in the model but 0 in Z_PRIMARYKEY (SportCar))\n")
+    }
 }
