@@ -22,7 +22,13 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Collections", package: "swift-collections"),
+                "CZlib",
             ]
+        ),
+        // The system zlib: Core Data keeps a store's model compressed inside it.
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
             name: "ChatFixture",
@@ -84,7 +90,7 @@ let package = Package(
         // MARK: tests
         .testTarget(
             name: "GraphStoreTests",
-            dependencies: ["GraphStore", "ChatFixture", "Scenarios", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GraphStore", "ChatFixture", "Scenarios", "CZlib", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Models"]
         ),
         .testTarget(

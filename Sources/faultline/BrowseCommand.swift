@@ -119,9 +119,9 @@ struct BrowseCommand: ParsableCommand {
         }
         let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
         let log = try sqlDebug.attach(to: browser.coordinator, sink: sink)
-        if options.write { Output.writeError(options.writeWarning(store: path) + "\n") }
+        if options.write { Output.writeError(ChosenModel.writeWarning(store: path) + "\n") }
         try run(browser, log: log, afterStart: {
-            if options.write { browser.announce(options.writeWarning(store: (path as NSString).lastPathComponent)) }
+            if options.write { browser.announce(ChosenModel.writeWarning(store: (path as NSString).lastPathComponent)) }
         }, beforeExit: {})
     }
 

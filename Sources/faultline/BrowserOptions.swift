@@ -51,14 +51,9 @@ struct BrowserOptions: ParsableArguments {
         do {
             loaded = try ForeignModel.load(path: model)
         } catch {
-            throw CommandFailure(error)
+            throw CommandFailure("--model: \(error.description)")
         }
         return loaded.isChatModel ? nil : loaded
-    }
-
-    /// The warning printed when `--write` opens a store that is not the chat store.
-    func writeWarning(store: String) -> String {
-        "warning: \(store) is opened for writing: deletes, saves and undo change it (it is not the chat store; without --write it stays as it is)"
     }
 
     var settings: BrowserSettings {

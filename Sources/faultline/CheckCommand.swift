@@ -9,7 +9,8 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Check a store: keys, join tables, both sides of relationships, derived counts, key allocation.",
         discussion: """
-            Checks the store against the model recorded in its Z_MODELCACHE: PRAGMA integrity_check, the tables the \
+            Checks the store against the model recorded in its Z_MODELCACHE (GraphStore's, or the one Core Data keeps \
+            in a store it made), or against --model: PRAGMA integrity_check, the tables the \
             model calls for, the recorded model identity, every row's Z_ENT, Z_PRIMARYKEY.Z_MAX, every to-one key and \
             join-table row, both sides of one-to-one and self-inverse relationships, and derived attributes. The file \
             is opened read-only and never written.
@@ -20,6 +21,9 @@ struct CheckCommand: ParsableCommand {
 
     @Argument(help: "The store file (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
+
+    @Option(help: ArgumentHelp("Check against this model file (.xcdatamodeld, .xcdatamodel or 'contents') instead of the model inside the store.", valueName: "path"))
+    var model: String?
 
     @Flag(help: "Print the report as JSON.")
     var json = false
@@ -42,9 +46,18 @@ struct CheckCommand: ParsableCommand {
                 throw CommandFailure(error.message, exitCode: 2)
             }
         }
+        var given: ObjectModel?
+        if let model {
+            do {
+                given = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: model))
+            } catch {
+                throw CommandFailure("--model: \(error.description)", exitCode: 2)
+            }
+        }
         let report: IntegrityReport
         do {
-            report = try StoreIntegrityCheck.run(path: path, options: .init(limitPerKind: limit == 0 ? nil : limit, busyTimeout: BusyTimeout.seconds))
+            report = try StoreIntegrityCheck.run(path: path, options: .init(limitPerKind: limit == 0 ? nil : limit, busyTimeout: BusyTimeout.seconds,
+                                                                            model: given))
         } catch {
             throw CommandFailure(error.description, exitCode: 2)
         }

@@ -5,15 +5,17 @@ import GRDB
 import GraphStore
 import TerminalText
 
-/// `faultline delete [STORE] (--chat ID | --user ID | --message ID)`: shows what deleting one object takes with it,
-/// then deletes it through the object graph's delete rules and saves.
+/// `faultline delete [STORE] (--chat ID | --user ID | --message ID | --object URI)`: shows what deleting one object
+/// takes with it, then deletes it through the object graph's delete rules and saves.
 struct DeleteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
-        abstract: "Delete a chat, a user or a message from a chat store, with everything its delete rules take along.",
+        abstract: "Delete a chat, a user or a message from a chat store (or any object of any Core Data store), with everything its delete rules take along.",
         discussion: """
             ID is a primary key (Z_PK) or an object URI (x-coredata://<store UUID>/<Entity>/p<key>). --chat takes a \
-            direct or a group chat. The plan comes first: per entity the objects that go, per relationship the \
+            direct or a group chat. --object takes any object of any store: its URI, or <Entity>/p<key>; the model \
+            is read from inside the store unless --model gives its file. A store that is not a chat store is only \
+            read unless --write is given. The plan comes first: per entity the objects that go, per relationship the \
             references surviving objects lose, and the Deny rules that refuse the delete. With --dry-run that is all; \
             otherwise the object is deleted, the change saved in one transaction, and what the save did is printed. \
             The plan is worked out on a read-only connection: a dry run or a refused delete never opens the file for \
@@ -40,6 +42,15 @@ struct DeleteCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Delete this message: a primary key or an x-coredata:// URI.", valueName: "id"))
     var message: String?
 
+    @Option(help: ArgumentHelp("Delete this object of any store: an x-coredata:// URI or <Entity>/p<key>.", valueName: "id"))
+    var object: String?
+
+    @Option(help: ArgumentHelp("The store's model file (.xcdatamodeld, .xcdatamodel or 'contents'); without it, the model inside the store.", valueName: "path"))
+    var model: String?
+
+    @Flag(help: "Allow the delete to be saved in a store that is not a chat store (after a warning).")
+    var write = false
+
     @Flag(help: "Show the plan only; write nothing.")
     var dryRun = false
 
@@ -52,9 +63,9 @@ struct DeleteCommand: ParsableCommand {
     @OptionGroup var sqlDebug: SQLDebugOptions
 
     func validate() throws {
-        let given = [chat, user, message].compactMap { $0 }.count
-        if given == 0 { throw ValidationError("say what to delete with one of --chat, --user or --message") }
-        if given > 1 { throw ValidationError("--chat, --user and --message cannot be combined: delete one object at a time") }
+        let given = [chat, user, message, object].compactMap { $0 }.count
+        if given == 0 { throw ValidationError("say what to delete with one of --chat, --user, --message or --object") }
+        if given > 1 { throw ValidationError("--chat, --user, --message and --object cannot be combined: delete one object at a time") }
         if undo && dryRun { throw ValidationError("--undo and --dry-run cannot be combined: a dry run deletes nothing to undo") }
     }
 
@@ -62,6 +73,7 @@ struct DeleteCommand: ParsableCommand {
     private var target: DeleteTarget {
         if let chat { return DeleteTarget(option: "--chat", entity: "Chat", id: chat) }
         if let user { return DeleteTarget(option: "--user", entity: "User", id: user) }
+        if let object { return DeleteTarget(option: "--object", entity: nil, id: object) }
         return DeleteTarget(option: "--message", entity: "Message", id: message ?? "")
     }
 
@@ -70,6 +82,15 @@ struct DeleteCommand: ParsableCommand {
         // A malformed ID is an error before any store is opened.
         try target.checkSyntax()
         let path = try store ?? DefaultFixture.ensure()
+        let chosen = try ChosenModel.choose(store: path, modelFile: model)
+        if !chosen.isChatModel {
+            guard target.entity == nil else {
+                throw CommandFailure("\(path): is not a chat store (\(chosen.source) is another model), so it has no \(target.entity ?? ""): name the object with --object")
+            }
+            if !dryRun && !write {
+                throw CommandFailure("\(path): is not a chat store, so it is only read: add --write to delete from it, or --dry-run to see the plan")
+            }
+        }
         // Checked before opening anything, so a bad level or log file fails first; the log file itself is made only
         // once the store has opened, so a bad store leaves none behind.
         try sqlDebug.checkLogFile(notOverwriting: [path])
@@ -85,7 +106,7 @@ struct DeleteCommand: ParsableCommand {
         var report: DeleteReport
         var logs: [SQLDebugLog?] = []
         do {
-            let store = try OpenedStore(path: path, readOnly: true, requireWritable: !dryRun)
+            let store = try OpenedStore(path: path, readOnly: true, requireWritable: !dryRun, model: chosen)
             logs.append(try log(store))
             let object = try store.resolve(target)
             let plan = try store.plan(object)
@@ -96,7 +117,8 @@ struct DeleteCommand: ParsableCommand {
         // Then, when allowed and asked for, the delete on a writable connection: the save plans again in its own
         // transaction, so a store changed meanwhile is judged as it is then.
         if !dryRun && !report.plan.isDenied {
-            let store = try OpenedStore(path: path, readOnly: false, requireWritable: true)
+            if !chosen.isChatModel { FileHandle.standardError.write(Data((ChosenModel.writeWarning(store: path) + "\n").utf8)) }
+            let store = try OpenedStore(path: path, readOnly: false, requireWritable: true, model: chosen)
             logs.append(try log(store))
             // Another process may have deleted it since the plan: then this one deletes nothing, and says so.
             let object = try store.resolve(target, foundBefore: true)
@@ -121,23 +143,35 @@ struct DeleteCommand: ParsableCommand {
     }
 }
 
-/// What `--chat`, `--user` or `--message` names: the entity the object must be (or descend from) and the ID text.
+/// What `--chat`, `--user`, `--message` or `--object` names: the entity the object must be (or descend from; for
+/// `--object`, the one its ID names) and the ID text.
 struct DeleteTarget {
     let option: String
-    let entity: String
+    let entity: String?
     let id: String
 
     /// Throws what `resolve` would for an ID that is neither a primary key nor an object URI: no store needed.
     func checkSyntax() throws(CommandFailure) {
         if id.hasPrefix("x-coredata:") {
             _ = try ObjectURI(id, option: option)
+        } else if entity == nil {
+            _ = try Self.entityAndKey(id, option: option)
         } else if Int64(id).map({ $0 <= 0 }) ?? true {
             throw CommandFailure("\(option) '\(id)': give a primary key (a number from 1) or an x-coredata:// URI")
         }
     }
+
+    /// `<Entity>/p<key>` (an object URI's last two parts).
+    static func entityAndKey(_ id: String, option: String) throws(CommandFailure) -> (entity: String, key: Int64) {
+        let parts = id.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()), key > 0 else {
+            throw CommandFailure("\(option) '\(id)': give an x-coredata:// URI or <Entity>/p<key> (a key from 1)")
+        }
+        return (String(parts[0]), key)
+    }
 }
 
-/// One opening of the chat store: a coordinator with the chat model's classes and one context.
+/// One opening of the store: a coordinator with the model (the chat model's classes for a chat store) and one context.
 private struct OpenedStore {
     let path: String
     let coordinator: PersistentStoreCoordinator
@@ -147,19 +181,14 @@ private struct OpenedStore {
 
     /// - Parameter requireWritable: refuse a file this process could not write, before any connection is made
     ///   (also for the read-only look that plans a delete to be saved).
-    init(path: String, readOnly: Bool, requireWritable: Bool) throws(CommandFailure) {
-        let model: ObjectModel
-        do {
-            model = try ChatModel.make()
-        } catch {
-            throw CommandFailure(error)
-        }
+    init(path: String, readOnly: Bool, requireWritable: Bool, model chosen: ChosenModel) throws(CommandFailure) {
+        let model = chosen.model
         do {
             // Never create: a missing file is an error here, not a new empty store.
             coordinator = try PersistentStoreCoordinator(
                 path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false, requireWritable: requireWritable,
                                                      busyTimeout: BusyTimeout.seconds),
-                classes: ChatModel.classes)
+                classes: chosen.isChatModel ? ChatModel.classes : [])
         } catch .notWritable(let path, let reason) {
             throw CommandFailure("\(path): cannot be written (\(reason)), so nothing can be deleted from it (--dry-run shows the plan)")
         } catch {
@@ -180,27 +209,39 @@ private struct OpenedStore {
     ///   process deleted it meanwhile.
     func resolve(_ target: DeleteTarget, foundBefore: Bool = false) throws(CommandFailure) -> ManagedObject {
         let model = coordinator.model
-        guard let base = model.entity(named: target.entity), let mapping = coordinator.mapping(forEntity: target.entity) else {
-            throw CommandFailure("the chat model has no entity '\(target.entity)'")
+        let modelName = target.entity == nil ? "the model" : "the chat model"
+        // The entity the object must be: the option's (--chat…), or the one the ID names (--object).
+        var uri: ObjectURI?
+        var short: (entity: String, key: Int64)?
+        if target.id.hasPrefix("x-coredata:") {
+            uri = try ObjectURI(target.id, option: target.option)
+        } else if target.entity == nil {
+            short = try DeleteTarget.entityAndKey(target.id, option: target.option)
+        }
+        let baseName = target.entity ?? uri?.entity ?? short?.entity ?? ""
+        guard let base = model.entity(named: baseName), let mapping = coordinator.mapping(forEntity: baseName) else {
+            throw CommandFailure("\(target.option) \(target.id): \(modelName) has no entity '\(baseName)'")
         }
         let kinds = base.descendantNames.isEmpty
             ? "a \(base.name)"
             : "a \(base.name) (" + base.descendantNames.joined(separator: " or ") + ")"
         let key: Int64
         var namedEntity: String?
-        if target.id.hasPrefix("x-coredata:") {
-            let uri = try ObjectURI(target.id, option: target.option)
+        if let uri {
             guard uri.storeUUID.caseInsensitiveCompare(coordinator.store.storeUUID) == .orderedSame else {
                 throw CommandFailure("\(target.option) \(target.id): names store \(uri.storeUUID), but \(path) is store \(coordinator.store.storeUUID)")
             }
             guard model.entity(named: uri.entity) != nil else {
-                throw CommandFailure("\(target.option) \(target.id): the chat model has no entity '\(uri.entity)'")
+                throw CommandFailure("\(target.option) \(target.id): \(modelName) has no entity '\(uri.entity)'")
             }
             guard base.includes(uri.entity) else {
                 throw CommandFailure("\(target.option) \(target.id): names a \(uri.entity), not \(kinds)")
             }
             key = uri.primaryKey
             namedEntity = uri.entity
+        } else if let short {
+            key = short.key
+            namedEntity = short.entity
         } else if let number = Int64(target.id), number > 0 {
             key = number
         } else {

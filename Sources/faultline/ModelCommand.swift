@@ -6,14 +6,15 @@ import GraphStore
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
-        abstract: "Show the entities, attributes and relationships of a Core Data model file.",
+        abstract: "Show the entities, attributes and relationships of a Core Data model file or store.",
         discussion: """
-            PATH is a .xcdatamodeld folder (its current version is read), a .xcdatamodel folder, or its 'contents' file.
+            PATH is a .xcdatamodeld folder (its current version is read), a .xcdatamodel folder, or its 'contents' file; \
+            or a store (.sqlite), whose model is read from inside it (its Z_MODELCACHE table), without changing the file.
             With --ddl, prints every CREATE statement a store for the model gets, as a script sqlite3 runs as is.
             """
     )
 
-    @Argument(help: "The model: a .xcdatamodeld or .xcdatamodel folder, or a 'contents' XML file.")
+    @Argument(help: "The model: a .xcdatamodeld or .xcdatamodel folder, a 'contents' XML file, or a store that keeps its model inside.")
     var path: String
 
     @Flag(help: "Print the CREATE TABLE/INDEX/TRIGGER statements of a store for this model.")
@@ -32,18 +33,28 @@ struct ModelCommand: ParsableCommand {
             throw CommandFailure("the model path is empty: give a .xcdatamodeld or .xcdatamodel folder or a 'contents' file")
         }
         let model: ObjectModel
-        do {
-            model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw CommandFailure(error)
+        var source: String?
+        var leftOut: [String] = []
+        if StoreModelSource.isSQLiteFile(path) {
+            let stored = try StoreModelSource.read(storeAt: path, suggestion: "read its model file instead: faultline model MODEL.xcdatamodeld")
+            model = stored.model
+            source = "the store's model cache, written by \(stored.format.rawValue)"
+            leftOut = stored.omissions
+        } else {
+            do {
+                model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw CommandFailure(error)
+            }
         }
         let schema = StoreSchema(model: model)
+        let report = ModelReport(file: path, schema: schema, source: source, leftOut: leftOut)
         if ddl {
             try Output.write(schema.ddl)
         } else if json {
-            try Output.write(try ModelReport(file: path, schema: schema).json() + "\n")
+            try Output.write(try report.json() + "\n")
         } else {
-            try Output.write(ModelReport(file: path, schema: schema).text())
+            try Output.write(report.text())
         }
     }
 }

@@ -44,12 +44,24 @@ struct ModelReport: Encodable {
         let uniquenessConstraints: [[String]]
     }
 
+    /// The model file or store the model was read from; the JSON leaves it out, so that a model read from a store
+    /// and from the model file that made it print the same.
     let file: String
+    /// Where the model came from, for the summary's first line (`Core Data's model cache`…); nil for a model file.
+    let source: String?
     let entities: [EntityInfo]
     let warnings: [String]
+    /// What the source declares that the model cannot hold, left out of both outputs (see `StoredModel.omissions`).
+    let leftOut: [String]
 
-    init(file: String, schema: StoreSchema) {
+    private enum CodingKeys: String, CodingKey {
+        case entities, warnings, leftOut
+    }
+
+    init(file: String, schema: StoreSchema, source: String? = nil, leftOut: [String] = []) {
         self.file = file
+        self.source = source
+        self.leftOut = leftOut
         let model = schema.model
         self.warnings = model.warnings.map(\.description)
         self.entities = model.entities.map { entity in
@@ -80,6 +92,26 @@ struct ModelReport: Encodable {
                 },
                 fetchIndexes: entity.declaration.fetchIndexes.map(\.name),
                 uniquenessConstraints: entity.declaration.uniquenessConstraints)
+        }
+    }
+
+    /// A default value in one spelling per value: `1.0` and `1` for a number are the same default, as are `YES`,
+    /// `true` and `1` for a boolean. (Xcode writes what was typed; a model cache holds the value.)
+    static func canonical(_ text: String?, type: AttributeType) -> String? {
+        guard let text else { return nil }
+        switch type {
+        case .boolean:
+            switch text.lowercased() {
+            case "yes", "true", "1": return "YES"
+            case "no", "false", "0": return "NO"
+            default: return text
+            }
+        case .integer16, .integer32, .integer64, .double, .float, .date:
+            guard let number = Double(text) else { return text }
+            if number.isFinite, number == number.rounded(), abs(number) < 9.0e15 { return String(Int64(number)) }
+            return String(number)
+        default:
+            return text
         }
     }
 
@@ -120,7 +152,8 @@ struct ModelReport: Encodable {
     func text() -> String {
         var lines: [String] = []
         let warningText = warnings.count == 1 ? "1 warning" : "\(warnings.count) warnings"
-        lines.append("\(file): \(entities.count) \(entities.count == 1 ? "entity" : "entities"), \(warningText)")
+        let from = source.map { " (read from \($0))" } ?? ""
+        lines.append("\(file)\(from): \(entities.count) \(entities.count == 1 ? "entity" : "entities"), \(warningText)")
         for entity in entities {
             lines.append("")
             var heading = "\(entity.name)  (Z_ENT \(entity.number), table \(entity.table)"
@@ -153,6 +186,11 @@ struct ModelReport: Encodable {
             lines.append("")
             lines.append("warnings:")
             lines += warnings.map { "  \($0)" }
+        }
+        if !leftOut.isEmpty {
+            lines.append("")
+            lines.append("left out (the store's model declares them; a model here cannot hold them):")
+            lines += leftOut.map { "  \($0)" }
         }
         return lines.map(ControlCharacters.escaped).joined(separator: "\n") + "\n"
     }

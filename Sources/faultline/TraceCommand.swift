@@ -125,7 +125,7 @@ extension TraceCommand {
         } catch {
             throw CommandFailure(error)
         }
-        if browser.write { Output.writeError(browser.writeWarning(store: path) + "\n") }
+        if browser.write { Output.writeError(ChosenModel.writeWarning(store: path) + "\n") }
         let log = try sqlDebug.attach(to: entityBrowser.coordinator)
         let shown = ShownProgress()
         entityBrowser.onProgress = { state in

@@ -11,8 +11,9 @@ struct EntityBrowserEndToEndTests {
     let folder = TemporaryFolder()
 
     @Test func browsingCarsAndPeopleWithTheKeys() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
-        let before = try EntityTraceTests.files(in: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
+        let before = try CoreDataCorpus.snapshot(folder)
         let session = try TmuxSession(command: "\(FaultlineBinary.url.path) browse '\(store)' --model '\(model)'", width: 120, height: 40)
         var screen = try session.waitFor("Entities (4)")
         var lines = BrowserEndToEndTests.lines(screen)
@@ -71,6 +72,6 @@ struct EntityBrowserEndToEndTests {
         try session.send(keys: "q")
         #expect(try session.waitForExit() == 0)
         #expect(try session.modes() == .restored)
-        #expect(try EntityTraceTests.files(in: folder) == before)
+        #expect(try CoreDataCorpus.snapshot(folder) == before)
     }
 }

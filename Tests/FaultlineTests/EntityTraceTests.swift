@@ -33,7 +33,8 @@ struct EntityTraceTests {
     }
 
     @Test func eachStepIsAFetchOrAFaultAndCostsWhatItShould() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
         let report = try trace(store, model: model, "open; open; follow owner; follow cars; down 40; back; back")
         let costs = report.actions
         #expect(costs.map(\.action) == ["start", "open", "open", "follow owner", "follow cars"]
@@ -71,7 +72,8 @@ struct EntityTraceTests {
     }
 
     @Test func theScreenShowsThePathTheColumnsAndTheCosts() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
         let result = try FaultlineBinary.run(["trace", store, "--model", model, "--size", "140x40",
                                               "--script", "entity Person; sort -lastName; filter lastName == 'Stone'; open; follow cars"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -81,12 +83,13 @@ struct EntityTraceTests {
         #expect(lines[1].contains(" Person › p17 Theodora Stone › cars "))
         #expect(lines[2].contains(" key      entity    maker              markedForDeletionAs… model "))
         #expect(lines[1].contains("last: follow cars"))
-        #expect(lines[38].contains("store.sqlite") && lines[38].contains("read-only"))
+        #expect(lines[38].contains("cars-people.sqlite") && lines[38].contains("read-only"))
         #expect(lines[39].contains("s sort") && !lines[39].contains("d delete"))
     }
 
     @Test func prefetchingTheOwnerShownTurnsItsN1IntoAJoin() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
         let off = try trace(store, model: model, "open; columns owner,maker", ["--no-prefetch"])
         let unprefetched = try #require(off.actions.last)
         // One fault per owner among the 35 cars shown.
@@ -102,7 +105,8 @@ struct EntityTraceTests {
     }
 
     @Test func aBadPredicateIsShownOnTheStatusLine() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
         let report = try trace(store, model: model, "open; filter maker == 'FIAT' AND; filter nosuch == 1")
         #expect(report.actions[2].sql == 0 && report.actions[3].sql == 0)
         let status = report.screen.split(separator: "\n").dropLast().last.map(String.init) ?? ""
@@ -112,32 +116,36 @@ struct EntityTraceTests {
         #expect(firstStatus.contains("filter 'maker == 'FIAT' AND': position"), "status line: \(firstStatus)")
     }
 
-    @Test(arguments: CoreDataCorpus.names)
+    @Test(arguments: CoreDataCorpus.withModelFiles)
     func readOnlyByDefaultTheStoreKeepsEveryByte(_ name: String) throws {
-        let (store, model) = try CoreDataCorpus.copy(name, into: folder)
-        let before = try Self.files(in: folder)
+        let store = try CoreDataCorpus.copy(name, into: folder)
+        let model = try CoreDataCorpus.modelFile(name)
+        let before = try CoreDataCorpus.snapshot(folder)
         let report = try trace(store, model: model, "open; open; delete; confirm; save; tab; tab; back; down; open; toggle-prefetch; clear-cache")
         #expect(report.screen.contains("read-only"))
-        #expect(try Self.files(in: folder) == before)
+        #expect(try CoreDataCorpus.snapshot(folder) == before)
     }
 
     @Test func writingOnlyWithWriteAndSayingSo() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
         let result = try FaultlineBinary.run(["trace", store, "--model", model, "--write", "--script", "down 3; open; down; open; delete; confirm; save"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stderr == "warning: \(store) is opened for writing: deletes, saves and undo change it (it is not the chat store; without --write it stays as it is)\n")
+        #expect(result.stderr == "warning: \(store) is not a chat store and --write lets this command change it: changes follow the model's "
+            + "delete rules as GraphStore reads them and are not recorded in Core Data's persistent history; work on a copy if the store matters\n")
         #expect(try FaultlineBinary.sqlite3(store, "SELECT COUNT(*) FROM ZPERSON") == "19")
         // Person p2's one car is left without an owner (Nullify).
         #expect(try FaultlineBinary.sqlite3(store, "SELECT COUNT(*) FROM ZCAR WHERE ZOWNER IS NULL") == "8")
     }
 
     @Test func badInputGivesOneErrorLine() throws {
-        let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let model = try CoreDataCorpus.modelFile("cars-people")
         let cases: [(arguments: [String], error: String)] = [
             (["trace", store, "--write"], "error: --write opens a store that is not the chat store for writing: give its model with --model (see 'faultline --help')"),
             (["trace", store, "--model", model, "--write", "--read-only"], "error: --write and --read-only cannot go together (see 'faultline --help')"),
             (["trace", "--model", model], "error: --model names a model other than the chat model: give the STORE it describes"),
-            (["trace", store, "--model", folder.path("nothing.xcdatamodel")], "error: \(folder.path("nothing.xcdatamodel")): no such file or directory"),
+            (["trace", store, "--model", folder.path("nothing.xcdatamodel")], "error: --model: \(folder.path("nothing.xcdatamodel")): no such file or directory"),
             (["trace", store, "--model", model, "--script", "open; frobnicate"],
              "error: --script: action 2 'frobnicate': unknown action; known: back, backtab, bottom, cancel, clear-cache, confirm, cycle-batch, delete, down, explain, help, open, pagedown, pageup, quit, redo, reset, save, save-and-quit, tab, toggle-batch-mode, toggle-derived, toggle-prefetch, top, undo, up, batch N, columns [KEY,…|default], entity NAME, filter [PREDICATE], follow RELATIONSHIP, resize WxH, reverse, search [PREDICATE], sort [KEY|-KEY]"),
             (["trace", store, "--model", model, "--script", "follow"], "error: --script: action 1 'follow': follow takes the name of a relationship"),
@@ -150,7 +158,7 @@ struct EntityTraceTests {
             #expect(result.stderr == error + "\n", "\(arguments)")
         }
         // A model the store was not made with is refused, and the store left alone.
-        let mismatch = try FaultlineBinary.run(["trace", store, "--model", try CoreDataCorpus.file("authors-books/model.xcdatamodel").path])
+        let mismatch = try FaultlineBinary.run(["trace", store, "--model", try CoreDataCorpus.modelFile("authors-books")])
         #expect(mismatch.status != 0)
         #expect(mismatch.stderr.hasPrefix("error: \(store): ") && mismatch.stderr.split(separator: "\n").count == 1)
     }
@@ -168,16 +176,5 @@ struct EntityTraceTests {
         for action in ["entity NAME", "sort KEY", "reverse", "columns KEY,KEY", "filter PREDICATE", "follow RELATIONSHIP"] {
             #expect(help.stdout.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "  ", with: " ").contains(action), "\(action)")
         }
-    }
-
-    /// Every file in `folder` (not its sub-folders) with its bytes.
-    static func files(in folder: TemporaryFolder) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.url.path) {
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder.path(name), isDirectory: &isFolder), !isFolder.boolValue else { continue }
-            files[name] = FileManager.default.contents(atPath: folder.path(name))
-        }
-        return files
     }
 }

@@ -404,7 +404,7 @@ struct Corruption: Sendable, CustomTestStringConvertible {
             (text, .notSQLite(path: text)),
             (other, .notAStore(path: other, reason: "it has no Z_METADATA table")),
             (noCache, .notAStore(path: noCache, reason: "it has no Z_MODELCACHE table")),
-            (badCache, .notAStore(path: badCache, reason: "Z_MODELCACHE does not hold a Faultline model")),
+            (badCache, .notAStore(path: badCache, reason: "its model cache (Z_MODELCACHE) is damaged: its compressed model is cut short")),
         ]
         for (path, expected) in cases {
             // The file itself and any rollback journal keep every byte. (Refusing a WAL-mode file that is not a

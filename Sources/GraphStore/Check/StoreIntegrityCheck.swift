@@ -18,10 +18,14 @@ public enum StoreIntegrityCheck {
         public var limitPerKind: Int?
         /// How long the check waits for another connection's lock before failing.
         public var busyTimeout: TimeInterval
+        /// The model to check against instead of the one in `Z_MODELCACHE` (for a store without one, or to check a
+        /// store against its model file).
+        public var model: ObjectModel?
 
-        public init(limitPerKind: Int? = 50, busyTimeout: TimeInterval = PersistentStore.standardBusyTimeout) {
+        public init(limitPerKind: Int? = 50, busyTimeout: TimeInterval = PersistentStore.standardBusyTimeout, model: ObjectModel? = nil) {
             self.limitPerKind = limitPerKind
             self.busyTimeout = busyTimeout
+            self.model = model
         }
     }
 
@@ -42,7 +46,7 @@ public enum StoreIntegrityCheck {
                 let queue = try look.openQueue(busyTimeout: options.busyTimeout)
                 defer { try? queue.close() }
                 return try queue.read { db -> Result<IntegrityReport, StoreError> in
-                    switch try StoreRecord.read(db, path: path) {
+                    switch try StoreRecord.read(db, path: path, model: options.model) {
                     case .failure(let error):
                         return .failure(error)
                     case .success(let record):
@@ -85,30 +89,36 @@ struct StoreRecord {
     let storeUUID: String
     let metadataPropertyList: Data?
     let model: ObjectModel
+    /// Who wrote the cached model: GraphStore, or Core Data (whose version hashes and trigger names are its own).
+    let format: StoredModel.Format
 
-    /// The bookkeeping rows, or why the file is not a store this check can read.
-    static func read(_ db: Database, path: String) throws -> Result<StoreRecord, StoreError> {
+    /// The bookkeeping rows, or why the file is not a store this check can read. With `model`, the store is
+    /// checked against it and its `Z_MODELCACHE` is not read.
+    static func read(_ db: Database, path: String, model: ObjectModel? = nil) throws -> Result<StoreRecord, StoreError> {
         let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
-        for required in ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"] where !tables.contains(required) {
+        for required in ["Z_METADATA", "Z_PRIMARYKEY"] + (model == nil ? ["Z_MODELCACHE"] : []) where !tables.contains(required) {
             return .failure(.notAStore(path: path, reason: "it has no \(required) table"))
         }
         guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1"),
               let uuid = row.lenient("Z_UUID", as: String.self) else {
             return .failure(.notAStore(path: path, reason: "Z_METADATA has no store identity"))
         }
+        let plist = row.lenient("Z_PLIST", as: Data.self)
+        if let model {
+            // Who wrote the store: GraphStore records its own model identity beside Core Data's keys.
+            let recorded = plist.flatMap { ModelIdentity.read(metadataPropertyList: $0).identity }
+            return .success(StoreRecord(storeUUID: uuid, metadataPropertyList: plist, model: model, format: recorded == nil ? .coreData : .graphStore))
+        }
         guard let content = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE") else {
             return .failure(.notAStore(path: path, reason: "Z_MODELCACHE is empty, so the model it was made for is unknown"))
         }
-        let model: ObjectModel
+        let stored: StoredModel
         do {
-            model = try ModelCache.decode(content)
-        } catch let error as ModelError {
-            return .failure(.notAStore(path: path, reason: "the model in Z_MODELCACHE is not valid: \(error.description)"))
+            stored = try StoredModel.decode(content)
         } catch {
-            // Core Data's own stores keep a compiled model here, which only Core Data reads.
-            return .failure(.notAStore(path: path, reason: "Z_MODELCACHE does not hold a Faultline model"))
+            return .failure(.notAStore(path: path, reason: error.description))
         }
-        return .success(StoreRecord(storeUUID: uuid, metadataPropertyList: row.lenient("Z_PLIST", as: Data.self), model: model))
+        return .success(StoreRecord(storeUUID: uuid, metadataPropertyList: plist, model: stored.model, format: stored.format))
     }
 }
 

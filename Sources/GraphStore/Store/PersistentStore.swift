@@ -196,6 +196,7 @@ public final class PersistentStore: Sendable {
         configuration.prepareDatabase { db in
             // Predicates' string operators (BEGINSWITH, LIKE, MATCHES, [c], [d]) run as this SQL function.
             PredicateFunctions.install(on: db)
+            CoreDataFunctions.install(on: db)
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         return configuration
@@ -297,7 +298,10 @@ public final class PersistentStore: Sendable {
                     differences = ModelIdentity(model: schema.model).differences(fromRecorded: recorded)
                 } else {
                     // A store written by Core Data itself: its hashes are Apple's, so compare the layout instead.
-                    differences = StoreCatalog(schema: schema).differences(from: try StoreCatalog.read(db))
+                    // Where the layout agrees, the entity numbers must too: rows are told apart by Z_ENT.
+                    let layout = StoreCatalog(schema: schema).differences(from: try StoreCatalog.read(db), ignoringCoreDataBookkeeping: true)
+                    differences = !layout.isEmpty ? layout
+                        : StoreCatalog.entityNumberDifferences(model: schema.model, recorded: try StoreCatalog.readEntityNumbers(db))
                 }
                 guard differences.isEmpty else { return .failure(.modelMismatch(path: path, differences: differences)) }
                 // The model matches, so every table it lays out must be there: a store missing one would read as

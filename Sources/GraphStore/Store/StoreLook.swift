@@ -128,6 +128,7 @@ struct StoreLook: Sendable {
         let queryOnly = kind == .queryOnly
         configuration.prepareDatabase { db in
             PredicateFunctions.install(on: db)
+            CoreDataFunctions.install(on: db)
             if queryOnly { try db.execute(sql: "PRAGMA query_only = ON") }
         }
         return configuration

@@ -1,0 +1,65 @@
+import Foundation
+import ChatFixture
+import GraphStore
+
+/// The model of a store given on the command line without `--model`: the one it keeps inside.
+enum StoreModelSource {
+    /// Whether `path` is a regular file that starts as every SQLite database does (a model file or folder does not).
+    static func isSQLiteFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        return header == Data("SQLite format 3\u{0}".utf8)
+    }
+
+    /// The store's own model, or a `CommandFailure` whose one line says what is wrong and, where a model file
+    /// would get past it, `suggestion`.
+    static func read(storeAt path: String, suggestion: String) throws(CommandFailure) -> StoredModel {
+        do {
+            return try StoredModel.read(storeAt: path, busyTimeout: BusyTimeout.seconds)
+        } catch {
+            throw CommandFailure(error.modelFileWouldHelp ? "\(error.description); \(suggestion)" : error.description)
+        }
+    }
+}
+
+/// The model a command opens a store with: the one given with `--model`, or the one inside the store; and whether
+/// it is the chat model (the chat browser and the chat commands) or another (any Core Data store).
+struct ChosenModel {
+    let model: ObjectModel
+    let isChatModel: Bool
+    /// Where it came from, for messages: `--model FILE` or `its model cache`.
+    let source: String
+
+    static func choose(store: String, modelFile: String?, suggestion: String = "give its model file with --model") throws(CommandFailure) -> ChosenModel {
+        let model: ObjectModel
+        let source: String
+        if let modelFile {
+            do {
+                model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelFile))
+            } catch {
+                throw CommandFailure("--model: \(error.description)")
+            }
+            source = "--model \(modelFile)"
+        } else {
+            model = try StoreModelSource.read(storeAt: store, suggestion: suggestion).model
+            source = "its model cache"
+        }
+        let chat: ObjectModel
+        do {
+            chat = try ChatModel.make()
+        } catch {
+            throw CommandFailure(error)
+        }
+        return ChosenModel(model: model, isChatModel: model == chat, source: source)
+    }
+
+    /// The warning printed before writing to a store that is not a chat store, which `--write` allows.
+    static func writeWarning(store: String) -> String {
+        "warning: \(store) is not a chat store and --write lets this command change it: changes follow the model's "
+            + "delete rules as GraphStore reads them and are not recorded in Core Data's persistent history; work on a copy "
+            + "if the store matters"
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// `check` and `delete` on stores Core Data made, with the model read from inside them.
+@Suite(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
+struct ForeignStoreCommandTests {
+    @Test(arguments: CoreDataCorpus.stores)
+    func checkReadsTheModelInsideAndChangesNothing(name: String) throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy(name, into: folder)
+        let before = try CoreDataCorpus.snapshot(folder)
+        let result = try FaultlineBinary.run(["check", store, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try CoreDataCorpus.snapshot(folder) == before)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(report["ok"] as? Bool == true)
+        // Each entity's rows are the rows of its table with its Z_ENT (the report lists entities by number).
+        let entities = try #require(report["entities"] as? [[String: Any]])
+        #expect(!entities.isEmpty)
+        for (position, entity) in entities.enumerated() {
+            let table = try #require(entity["table"] as? String)
+            let number = position + 1
+            let counted = try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*) FROM \(table) WHERE Z_ENT = \(number)")
+            #expect(counted == ["\(entity["rows"] as? Int ?? -1)"], "\(name) \(table) \(number)")
+        }
+    }
+
+    @Test func checkAgainstTheModelFile() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let same = try FaultlineBinary.run(["check", store, "--model", try CoreDataCorpus.modelFile("cars-people")])
+        #expect(same.status == 0)
+        #expect(same.stdout.hasPrefix("\(store): ok\n"))
+        let other = try FaultlineBinary.run(["check", store, "--model", try CoreDataCorpus.modelFile("authors-books")])
+        #expect(other.status == 1)
+        #expect(other.stdout.contains("table ZAUTHOR is missing"))
+    }
+
+    @Test func dryRunOnAnyStoreChangesNothing() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("books-pages", into: folder)
+        let before = try CoreDataCorpus.snapshot(folder)
+        let pages = try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*) FROM ZPAGE WHERE ZBOOK = 1")
+        let result = try FaultlineBinary.run(["delete", store, "--object", "Book/p1", "--dry-run", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let deleted = try #require(report["deleted"] as? [String: Int])
+        // Book.pages cascades: the book and its pages go.
+        #expect(deleted["Book"] == 1)
+        #expect(pages == ["\(deleted["Page"] ?? -1)"])
+        #expect(try CoreDataCorpus.snapshot(folder) == before)
+    }
+
+    @Test func writingNeedsWriteAndWarns() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("books-pages", into: folder)
+        let before = try CoreDataCorpus.snapshot(folder)
+        let refused = try FaultlineBinary.run(["delete", store, "--object", "Book/p1"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr == "error: \(store): is not a chat store, so it is only read: add --write to delete from it, or --dry-run to see the plan\n")
+        let chatOption = try FaultlineBinary.run(["delete", store, "--chat", "1", "--dry-run"])
+        #expect(chatOption.stderr == "error: \(store): is not a chat store (its model cache is another model), so it has no Chat: name the object with --object\n")
+        #expect(try CoreDataCorpus.snapshot(folder) == before)
+
+        let pagesBefore = try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*), SUM(ZPAGESCOUNT) FROM ZPAGE, (SELECT SUM(ZPAGESCOUNT) AS ZPAGESCOUNT FROM ZBOOK)")
+        let written = try FaultlineBinary.run(["delete", store, "--object", "Book/p1", "--write", "--undo"])
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(written.stderr.hasPrefix("warning: \(store) is not a chat store and --write lets this command change it"))
+        #expect(written.stdout.contains("undone and saved: 100 objects back with their keys"))
+        // Core Data's own derived-count triggers ran through the delete and the undo.
+        #expect(try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*), SUM(ZPAGESCOUNT) FROM ZPAGE, (SELECT SUM(ZPAGESCOUNT) AS ZPAGESCOUNT FROM ZBOOK)") == pagesBefore)
+        #expect(try FaultlineBinary.run(["check", store]).status == 0)
+    }
+
+    /// Rows are found by Z_ENT: a store whose Z_PRIMARYKEY numbers entities otherwise than the model is refused,
+    /// naming the difference, before anything is read from it.
+    @Test func entityNumbersMustAgree() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        _ = try FaultlineBinary.sqliteRows(store, "UPDATE Z_PRIMARYKEY SET Z_SUPER = 0 WHERE Z_ENT = 2")
+        let result = try FaultlineBinary.run(["delete", store, "--object", "Car/p1", "--dry-run"])
+        #expect(result.status != 0)
+        #expect(result.stderr == "error: \(store): was made for a different model (entity 2 (SportCar) has parent 1 in the model but 0 in Z_PRIMARYKEY (SportCar))\n")
+    }
+}
