@@ -7,18 +7,6 @@ import Testing
 /// Data's own stores (the corpus) browse as their models say, and values kept outside the store are named by the
 /// file they are in.
 @Suite(.serialized) struct EntityBrowserStoreTests {
-    /// Every file in `folder` with its bytes.
-    static func files(in folder: TemporaryFolder) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.url.path) {
-            var isFolder: ObjCBool = false
-            let path = folder.path(name)
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue else { continue }
-            files[name] = FileManager.default.contents(atPath: path)
-        }
-        return files
-    }
-
     /// FNV-1a over the bytes: a short name for what a file holds, for messages.
     static func hash(_ data: Data?) -> String {
         var value: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -57,27 +45,28 @@ import Testing
         let folder = TemporaryFolder()
         let path = folder.path("library.sqlite")
         try FileManager.default.copyItem(atPath: EntityBrowserTests.shared.path, toPath: path)
-        let before = try Self.files(in: folder)
+        let before = try CoreDataCorpus.snapshot(folder)
         #expect(before.keys.sorted() == ["library.sqlite"])
         try Self.browseEverything(path, model: ForeignModel(objectModel: try LibraryStore.model()))
-        Self.expectUnchanged(before, try Self.files(in: folder))
+        Self.expectUnchanged(before, try CoreDataCorpus.snapshot(folder))
     }
 
-    @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason), arguments: CoreDataCorpus.names)
+    @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason), arguments: CoreDataCorpus.withModelFiles)
     func readOnlyLeavesACoreDataStoreByteForByteAsItWas(_ name: String) throws {
         let folder = TemporaryFolder()
-        let (store, modelPath) = try CoreDataCorpus.copy(name, into: folder)
-        let model = try ForeignModel.load(path: modelPath)
-        let before = try Self.files(in: folder)
+        let store = try CoreDataCorpus.copy(name, into: folder)
+        let model = try ForeignModel.load(path: try CoreDataCorpus.modelFile(name))
+        let before = try CoreDataCorpus.snapshot(folder)
         try Self.browseEverything(store, model: model)
-        Self.expectUnchanged(before, try Self.files(in: folder))
+        Self.expectUnchanged(before, try CoreDataCorpus.snapshot(folder))
     }
 
     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
     func carsAndPeopleBrowseAsTheirModelSays() throws {
         let folder = TemporaryFolder()
-        let (store, modelPath) = try CoreDataCorpus.copy("cars-people", into: folder)
-        let opened = try ForeignStore.open(path: store, model: try ForeignModel.load(path: modelPath), writable: false, settings: BrowserSettings())
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        let opened = try ForeignStore.open(path: store, model: try ForeignModel.load(path: try CoreDataCorpus.modelFile("cars-people")),
+                                           writable: false, settings: BrowserSettings())
         let browser = EntityBrowserModel(store: opened, settings: BrowserSettings(), width: 140, height: 40,
                                          timeZone: TimeZone(identifier: "UTC") ?? .current, activityClock: { 0 })
         browser.apply(.browser(.start))

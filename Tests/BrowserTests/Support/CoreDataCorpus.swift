@@ -1,21 +1,16 @@
 import Foundation
 import Testing
 
-/// Real Core Data models with the stores Apple's framework made from them: a folder of `<name>/model.xcdatamodel`
-/// and `<name>/store.sqlite`, named by the environment variable `FAULTLINE_COREDATA_CORPUS`. The tests that read it
-/// are skipped, saying which variable to set, when it names no folder.
-///
-///     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
-///     func browsesCarsAndPeople() throws {
-///         let folder = TemporaryFolder()
-///         let (store, model) = try CoreDataCorpus.copy("cars-people", into: folder)
+/// The real Core Data stores of the folder `FAULTLINE_COREDATA_CORPUS` names (`<name>/store.sqlite`, with
+/// `<name>/model.xcdatamodel` where the model exists as a file). Tests that use them are skipped, saying why, when
+/// it names no folder. They work on copies (`copy(_:into:)`): the corpus is never opened in place.
 enum CoreDataCorpus {
     static let variable = "FAULTLINE_COREDATA_CORPUS"
+    /// The stores that come with the model file that made them.
+    static let withModelFiles = ["authors-books", "cars-people"]
+    /// Every store of the corpus.
+    static let stores = ["authors-books", "books-pages", "cars-people"]
 
-    /// The corpus's models that have a store beside them.
-    static let names = ["authors-books", "cars-people"]
-
-    /// The folder the variable names, when it is set and names a folder.
     static let folder: URL? = {
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else { return nil }
         var isFolder: ObjCBool = false
@@ -25,37 +20,37 @@ enum CoreDataCorpus {
 
     static var isPresent: Bool { folder != nil }
 
-    /// Why the corpus tests are skipped.
     static var absentReason: Comment {
         let setting = ProcessInfo.processInfo.environment[variable] ?? ""
         let problem = setting.isEmpty ? "\(variable) is not set" : "\(variable) names '\(setting)', which is not a folder"
-        return Comment(rawValue: "\(problem): set it to the Core Data corpus folder (its <name>/model.xcdatamodel and <name>/store.sqlite) to run this")
+        return Comment(rawValue: "\(problem): set it to the Core Data corpus folder to run this")
     }
 
-    /// The file at `relativePath` inside the corpus folder.
-    static func file(_ relativePath: String) throws -> URL {
-        guard let folder else { throw CorpusAbsent(reason: absentReason.rawValue) }
-        return folder.appendingPathComponent(relativePath)
+    struct Absent: Error {}
+
+    /// The model file of a store of the corpus.
+    static func modelFile(_ name: String) throws -> String {
+        guard let folder else { throw Absent() }
+        return folder.appendingPathComponent("\(name)/model.xcdatamodel").path
     }
 
-    /// A copy of corpus store `name` (its `store.sqlite` with any `-wal` and `-shm`, and its model) in `folder`,
-    /// writable there: tests never open the corpus's own files. Returns the store's and the model's paths.
-    static func copy(_ name: String, into folder: TemporaryFolder) throws -> (store: String, model: String) {
-        let source = try file(name)
-        let manager = FileManager.default
-        for suffix in ["", "-wal", "-shm"] where manager.fileExists(atPath: source.appendingPathComponent("store.sqlite" + suffix).path) {
-            let target = folder.path("store.sqlite" + suffix)
-            try manager.copyItem(atPath: source.appendingPathComponent("store.sqlite" + suffix).path, toPath: target)
-            try manager.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target)
+    /// Copies `name`'s store, with the `-wal` and `-shm` beside it if any, into `folder`; returns the copy's path.
+    static func copy(_ name: String, into folder: TemporaryFolder) throws -> String {
+        guard let corpus = self.folder else { throw Absent() }
+        let copy = folder.path("\(name).sqlite")
+        for suffix in ["", "-wal", "-shm"] {
+            let source = corpus.appendingPathComponent("\(name)/store.sqlite\(suffix)").path
+            if FileManager.default.fileExists(atPath: source) { try FileManager.default.copyItem(atPath: source, toPath: copy + suffix) }
         }
-        let model = folder.path("model.xcdatamodel")
-        try manager.createDirectory(atPath: model, withIntermediateDirectories: true)
-        try manager.copyItem(atPath: source.appendingPathComponent("model.xcdatamodel/contents").path, toPath: model + "/contents")
-        return (folder.path("store.sqlite"), model)
+        return copy
     }
 
-    struct CorpusAbsent: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { reason }
+    /// The files of `folder` with their bytes, to compare before and after a command.
+    static func snapshot(_ folder: TemporaryFolder) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.url.path) {
+            files[name] = try Data(contentsOf: folder.url.appendingPathComponent(name))
+        }
+        return files
     }
 }
