@@ -83,7 +83,10 @@ struct BrowseCommand: ParsableCommand {
         do {
             model = try BrowserModel(path: path, settings: options.settings, width: 80, height: 24)
         } catch {
-            throw CommandFailure(error)
+            // A store of another model, given without --model: the entity browser, with the model inside it.
+            guard liveRate == nil else { throw CommandFailure(error) }
+            try browseForeign(options, model: options.modelInside(storeAt: path, refusal: error), sqlDebug: sqlDebug)
+            return
         }
         if liveRate != nil, model.coordinator.store.isReadOnly {
             throw CommandFailure("\(path): --live writes to the store, which cannot be written (\(model.coordinator.store.readOnlyReason ?? "read-only"))")

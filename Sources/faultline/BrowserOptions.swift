@@ -4,7 +4,7 @@ import GraphStore
 
 /// The store and the levers shared by `browse` and `trace`.
 struct BrowserOptions: ParsableArguments {
-    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing), or with --model the store the model describes.")
+    @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing), or any Core Data store.")
     var store: String?
 
     @Option(help: ArgumentHelp("Rows per batch of the chat list and the messages, or of the entity browser's lists of objects (0: no batching).", valueName: "n"))
@@ -20,12 +20,13 @@ struct BrowserOptions: ParsableArguments {
     var readOnly = false
 
     @Option(help: ArgumentHelp("""
-        The store's model: a .xcdatamodeld or .xcdatamodel folder, or its contents file. A model other than the \
-        chat model opens the entity browser on the store, read-only unless --write is given.
+        The store's model: a .xcdatamodeld or .xcdatamodel folder, or its contents file (without it, a store the \
+        chat model does not fit is read with the model inside it). A model other than the chat model opens the \
+        entity browser on the store, read-only unless --write is given.
         """, valueName: "path"))
     var model: String?
 
-    @Flag(help: "With --model, open a store that is not the chat store for writing: deletes, saves and undo.")
+    @Flag(help: "Open a store that is not the chat store for writing: deletes, saves and undo.")
     var write = false
 
     @Option(help: ArgumentHelp("Show the progress of a save, an undo or redo after a save, or a delete preview once it has run this long.", valueName: "ms"))
@@ -33,8 +34,8 @@ struct BrowserOptions: ParsableArguments {
 
     func validate() throws {
         if write, readOnly { throw ValidationError("--write and --read-only cannot go together") }
-        if write, model == nil {
-            throw ValidationError("--write opens a store that is not the chat store for writing: give its model with --model")
+        if write, store == nil {
+            throw ValidationError("--write opens a store that is not the chat store for writing: give the STORE")
         }
         guard BrowserSettings.batchSizeRange.contains(batchSize) else {
             throw ValidationError("--batch-size must be 0 or more, at most \(BrowserSettings.batchSizeRange.upperBound), not \(batchSize)")
@@ -54,6 +55,16 @@ struct BrowserOptions: ParsableArguments {
             throw CommandFailure("--model: \(error.description)")
         }
         return loaded.isChatModel ? nil : loaded
+    }
+
+    /// With no `--model`: the model inside a store the chat model was refused for (it was made for another model),
+    /// when that is not the chat model; otherwise the refusal itself, as the one error line.
+    func modelInside(storeAt path: String, refusal: StoreError) throws(CommandFailure) -> ForeignModel {
+        guard model == nil, store != nil, case .modelMismatch = refusal else { throw CommandFailure(refusal) }
+        let stored = try StoreModelSource.read(storeAt: path, suggestion: "give its model file with --model")
+        let found = ForeignModel(objectModel: stored.model)
+        guard !found.isChatModel else { throw CommandFailure(refusal) }
+        return found
     }
 
     var settings: BrowserSettings {

@@ -18,8 +18,8 @@ struct TraceCommand: ParsableCommand {
             with ';'. The first action is always 'start': the launch up to the first chat-list screen. In the SQL \
             log (tab to it), open shows the selected statement in full.
 
-            With --model MODEL naming a model other than the chat model, the entity browser runs instead, on \
-            STORE (read-only unless --write): its panes are the entities with their counts, a list of objects and \
+            On a STORE of another model (a Core Data store of your app, say), the entity browser runs instead, with \
+            the model read from inside the store or given with --model (read-only unless --write): its panes are the entities with their counts, a list of objects and \
             one object. Its actions are the ones above that mean something there (down, up, pagedown, pageup, top, \
             bottom, open, back, tab, backtab, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
             toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, quit, \
@@ -63,11 +63,17 @@ struct TraceCommand: ParsableCommand {
             try traceForeign(model: foreign, size: screenSize)
             return
         }
+        // A store given without --model may turn out to be of another model (the entity browser's actions): a script
+        // only the entity browser reads is refused once the store is known to be a chat store.
         let actions: [BrowserAction]
+        var scriptProblem: CommandFailure?
         do {
             actions = try BrowserAction.script(script)
         } catch {
-            throw CommandFailure("--script: \(error)")
+            let problem = CommandFailure("--script: \(error)")
+            guard browser.model == nil, browser.store != nil, (try? EntityBrowserAction.script(script)) != nil else { throw problem }
+            actions = []
+            scriptProblem = problem
         }
         let path = try browser.store ?? DefaultFixture.ensure()
         // The log file is checked before the store is opened and made only after it opened, so a bad log file
@@ -79,8 +85,11 @@ struct TraceCommand: ParsableCommand {
             model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height,
                                      logCapacity: json ? Self.jsonLogCapacity : ActivityMonitor.defaultLogCapacity)
         } catch {
-            throw CommandFailure(error)
+            // A store of another model, given without --model: the entity browser, with the model inside it.
+            try traceForeign(model: browser.modelInside(storeAt: path, refusal: error), size: screenSize)
+            return
         }
+        if let scriptProblem { throw scriptProblem }
         let log = try sqlDebug.attach(to: model.coordinator)
         let shown = ShownProgress()
         model.onProgress = { state in

@@ -142,7 +142,7 @@ struct EntityTraceTests {
         let store = try CoreDataCorpus.copy("cars-people", into: folder)
         let model = try CoreDataCorpus.modelFile("cars-people")
         let cases: [(arguments: [String], error: String)] = [
-            (["trace", store, "--write"], "error: --write opens a store that is not the chat store for writing: give its model with --model (see 'faultline --help')"),
+            (["trace", "--write"], "error: --write opens a store that is not the chat store for writing: give the STORE (see 'faultline --help')"),
             (["trace", store, "--model", model, "--write", "--read-only"], "error: --write and --read-only cannot go together (see 'faultline --help')"),
             (["trace", "--model", model], "error: --model names a model other than the chat model: give the STORE it describes"),
             (["trace", store, "--model", folder.path("nothing.xcdatamodel")], "error: --model: \(folder.path("nothing.xcdatamodel")): no such file or directory"),
@@ -161,6 +161,63 @@ struct EntityTraceTests {
         let mismatch = try FaultlineBinary.run(["trace", store, "--model", try CoreDataCorpus.modelFile("authors-books")])
         #expect(mismatch.status != 0)
         #expect(mismatch.stderr.hasPrefix("error: \(store): ") && mismatch.stderr.split(separator: "\n").count == 1)
+    }
+
+    /// With no model file: the model is read from inside each store of the corpus. The entities and their counts
+    /// (each equal to `SELECT COUNT(*)` of the entity's rows, its sub-entities' included), an entity, an object, a
+    /// to-one and a to-many, each a fetch or a fault the panel shows; the files keep every byte and none is added.
+    /// `authors-books` holds no rows, so there only the entities and an empty list can be shown.
+    @Test(arguments: [
+        ("cars-people", "entity Car; open; follow owner; follow cars", "Car › p1 FIAT › owner › Person"),
+        ("books-pages", "entity Book; open; follow author; follow books", "Book › p1"),
+        ("authors-books", "entity Author; entity Book", nil),
+    ] as [(String, String, String?)])
+    func withTheModelInsideTheStore(name: String, script: String, path: String?) throws {
+        let store = try CoreDataCorpus.copy(name, into: folder)
+        let before = try CoreDataCorpus.snapshot(folder)
+        let result = try FaultlineBinary.run(["trace", store, "--json", "--size", "140x40", "--script", script])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(try CoreDataCorpus.snapshot(folder) == before)
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let costs = report.actions
+        // The entity counts, as the panel saw them, equal COUNT(*) over each entity's Z_ENT numbers.
+        let counts = try #require(costs.first?.statements)
+        #expect(!counts.isEmpty && counts.allSatisfy { $0.sql.hasPrefix("SELECT COUNT(*) FROM ") })
+        // The entities pane as the first screen shows it: a name, then its count.
+        let first = try FaultlineBinary.run(["trace", store, "--size", "140x40"])
+        let paneLines = first.stdout.split(separator: "\n").compactMap { $0.split(separator: "│").first.map(String.init) }
+        let stored = try FaultlineBinary.run(["model", store, "--json"])
+        let model = try #require(try JSONSerialization.jsonObject(with: Data(stored.stdout.utf8)) as? [String: Any])
+        let entities = try #require(model["entities"] as? [[String: Any]])
+        for entity in entities {
+            let entityName = try #require(entity["name"] as? String)
+            let table = try #require(entity["table"] as? String)
+            let numbers = [entity["number"] as? Int ?? -1] + (Self.descendants(of: entityName, in: entities))
+            let expected = try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*) FROM \(table) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+            let words = paneLines.map { $0.split(separator: " ").map(String.init) }
+            // `Writer (abstract)  2`: the name first, the count last.
+            let shown = words.first { $0.count >= 2 && $0[0] == entityName && $0.last?.first?.isNumber == true }?
+                .last?.replacingOccurrences(of: ",", with: "")
+            #expect(shown == expected.first, "\(name): \(entityName)")
+        }
+        guard let path else { return }
+        #expect(costs.map(\.action) == ["start"] + script.components(separatedBy: "; "))
+        // Each step read something and the panel counted it: the list a fetch, the object a fault or a hit, the
+        // to-one a fault, the to-many a fetch.
+        #expect(costs[1].fetches == 1 && costs[1].sql >= 1)
+        // Opening an object of the list: its row came with the list's batch, so nothing is read again.
+        #expect(costs[2].cacheMisses == 0)
+        #expect(costs[3].sql >= 1 && costs[3].cacheMisses >= 1)
+        #expect(costs[4].fetches >= 1 && costs[4].statements?.isEmpty == false)
+        #expect(report.screen.contains(path) || costs.count == 5, "\(report.screen)")
+    }
+
+    /// The Z_ENT numbers of an entity's sub-entities, at any depth (the model's JSON names direct ones).
+    static func descendants(of name: String, in entities: [[String: Any]]) -> [Int] {
+        guard let entity = entities.first(where: { $0["name"] as? String == name }) else { return [] }
+        return (entity["subentities"] as? [String] ?? []).flatMap { child in
+            [entities.first { $0["name"] as? String == child }?["number"] as? Int ?? -1] + descendants(of: child, in: entities)
+        }
     }
 
     @Test func theChatModelOpensTheChatBrowser() throws {
