@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import GraphStore
+@testable import GraphStore
 import Testing
 
 /// The model a store keeps inside itself: Core Data's compressed keyed archive in `Z_MODELCACHE`, read without the
@@ -107,8 +107,33 @@ import Testing
         #expect {
             try StoredModel.decode(try ModelArchive.deflate(Data("not a property list".utf8)))
         } throws: { error in
-            "\(error)" == "its model cache (Z_MODELCACHE) is not a model this version reads: it inflates to something that is not a property list"
+            "\(error)" == "its model cache (Z_MODELCACHE) is not a model this version reads: it inflates to something that is not a sound property list (it is not a binary property list)"
         }
+    }
+
+    /// Structures Foundation's parser here accepts but cannot bridge to Swift values, which ends the process: a
+    /// UID as a set member, a collection that holds itself. They are refused before Foundation sees them.
+    @Test func propertyListsFoundationCannotBridgeAreRefused() throws {
+        // bplist00, objects: 0 = set {1}, 1 = UID 0; then the offset table and the trailer.
+        var uidInSet: [UInt8] = Array("bplist00".utf8) + [0xC1, 0x01, 0x80, 0x00]
+        let table = uidInSet.count
+        uidInSet += [8, 10]
+        uidInSet += [0, 0, 0, 0, 0, 0, 1, 1] + Self.bigEndian(2) + Self.bigEndian(0) + Self.bigEndian(table)
+        #expect(BinaryPropertyListCheck.problem(in: Data(uidInSet)) == "a set holds something other than a plain value")
+        // objects: 0 = array [0].
+        var selfHolding: [UInt8] = Array("bplist00".utf8) + [0xA1, 0x00]
+        let selfTable = selfHolding.count
+        selfHolding += [8]
+        selfHolding += [0, 0, 0, 0, 0, 0, 1, 1] + Self.bigEndian(1) + Self.bigEndian(0) + Self.bigEndian(selfTable)
+        #expect(BinaryPropertyListCheck.problem(in: Data(selfHolding)) == "a collection holds itself")
+        #expect(throws: StoredModelError.self) { try StoredModel.decode(try ModelArchive.deflate(Data(selfHolding))) }
+        // A sound archive passes.
+        let archive = try ModelArchive.archive([ModelArchive.entity("Sample", properties: [ModelArchive.attribute("name", type: 700)])])
+        #expect(BinaryPropertyListCheck.problem(in: archive) == nil)
+    }
+
+    private static func bigEndian(_ value: Int) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
     }
 
     @Test func storeWithoutCache() throws {

@@ -23,6 +23,7 @@ struct KeyedArchive {
     let root: Int
 
     init(propertyList data: Data) throws(Problem) {
+        if let problem = BinaryPropertyListCheck.problem(in: data) { throw Problem(description: "is not a sound property list (\(problem))") }
         let plist: Any
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
