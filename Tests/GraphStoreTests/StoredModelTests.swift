@@ -166,7 +166,7 @@ import Testing
 
     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason), arguments: CoreDataCorpus.names)
     func equalsTheModelFile(name: String) throws {
-        let store = try CoreDataCorpus.file("\(name)/store.sqlite")
+        let store = try Self.copy(name)
         let fromFile = try XcodeModelLoader.load(contentsOf: try CoreDataCorpus.file("\(name)/model.xcdatamodel"))
         let stored = try StoredModel.read(storeAt: store.path)
         #expect(stored.format == .coreData)
@@ -178,7 +178,8 @@ import Testing
 
     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
     func everyAttributeTypeOfTheCorpus() throws {
-        let model = try StoredModel.read(storeAt: try CoreDataCorpus.file("books-pages/store.sqlite").path).model
+        let store = try Self.copy("books-pages")
+        let model = try StoredModel.read(storeAt: store.path).model
         let expected: [(String, String, AttributeType)] = [
             ("Writer", "age", .integer16), ("Page", "number", .integer32), ("Book", "pagesCount", .integer64),
             ("Book", "price", .decimal), ("Feedback", "rating", .double), ("Book", "title", .string),
@@ -201,7 +202,8 @@ import Testing
     /// TRANSACTION, TRANSACTIONSTRING) are its own bookkeeping, not the model's.
     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
     func booksPagesListsTheEntitiesOfItsPrimaryKeyTable() throws {
-        let store = try CoreDataCorpus.file("books-pages/store.sqlite").path
+        let copy = try Self.copy("books-pages")
+        let store = copy.path
         let model = try StoredModel.read(storeAt: store).model
         let rows = try Self.readOnly(store) { db in
             try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY WHERE Z_ENT < 16000 ORDER BY Z_ENT")
@@ -221,7 +223,8 @@ import Testing
 
     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
     func booksPagesModelMakesTheSameLayout() throws {
-        let original = try CoreDataCorpus.file("books-pages/store.sqlite").path
+        let copy = try Self.copy("books-pages")
+        let original = copy.path
         let model = try StoredModel.read(storeAt: original).model
         let folder = try TemporaryDirectory()
         let made = folder.path("made.sqlite")
@@ -247,6 +250,18 @@ import Testing
     }
 
     // MARK: Helpers
+
+    /// A copy of a corpus store (with its -wal and -shm, if any) in a folder of its own: the corpus itself is never
+    /// opened, so a test stopped halfway cannot leave a file beside it.
+    private static func copy(_ name: String) throws -> (folder: TemporaryDirectory, path: String) {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("store.sqlite")
+        for suffix in ["", "-wal", "-shm"] {
+            let source = try CoreDataCorpus.file("\(name)/store.sqlite\(suffix)").path
+            if FileManager.default.fileExists(atPath: source) { try FileManager.default.copyItem(atPath: source, toPath: path + suffix) }
+        }
+        return (folder, path)
+    }
 
     private static func readOnly<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
         var configuration = Configuration()
