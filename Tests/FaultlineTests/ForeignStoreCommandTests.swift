@@ -39,8 +39,9 @@ struct ForeignStoreCommandTests {
     @Test func dryRunOnAnyStoreChangesNothing() throws {
         let folder = TemporaryFolder()
         let store = try CoreDataCorpus.copy("books-pages", into: folder)
-        let before = try CoreDataCorpus.snapshot(folder)
+        // Counted first: the sqlite3 shell may touch a -shm, which the snapshot must not see.
         let pages = try FaultlineBinary.sqliteRows(store, "SELECT COUNT(*) FROM ZPAGE WHERE ZBOOK = 1")
+        let before = try CoreDataCorpus.snapshot(folder)
         let result = try FaultlineBinary.run(["delete", store, "--object", "Book/p1", "--dry-run", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
