@@ -96,16 +96,29 @@ struct TraceCommand: ParsableCommand {
             shown.note(state.progress)
             return true
         }
-        var costs = [model.apply(.start)]
+        let (costs, progress) = Self.play(actions, start: { model.apply(.start) }, apply: model.apply,
+                                          quitRequested: { model.state.quitRequested }, shown: shown)
+        withExtendedLifetime(log) {}
+        try write(screen: BrowserView.frame(model.state, activity: model.activity).text, costs: costs, progress: progress,
+                  log: model.activity.sqlLog)
+    }
+
+    /// The launch, then each action until one quits, with the progress lines each showed.
+    static func play<Action>(_ actions: [Action], start: () -> ActionSummary, apply: (Action) -> ActionSummary,
+                             quitRequested: () -> Bool, shown: ShownProgress) -> (costs: [ActionSummary], progress: [[String]]) {
+        var costs = [start()]
         var progress = [shown.take()]
-        for action in actions where !model.state.quitRequested {
-            costs.append(model.apply(action))
+        for action in actions where !quitRequested() {
+            costs.append(apply(action))
             progress.append(shown.take())
         }
-        withExtendedLifetime(log) {}
-        let screen = BrowserView.frame(model.state, activity: model.activity).text
+        return (costs, progress)
+    }
+
+    /// The last screen, or with `--json` the screen and each action's cost.
+    func write(screen: String, costs: [ActionSummary], progress: [[String]], log: [SQLLogEntry]) throws {
         if json {
-            try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: model.activity.sqlLog).json() + "\n")
+            try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: log).json() + "\n")
         } else {
             try Output.write(screen + "\n")
         }
@@ -141,19 +154,11 @@ extension TraceCommand {
             shown.note(state.progress)
             return true
         }
-        var costs = [entityBrowser.apply(.browser(.start))]
-        var progress = [shown.take()]
-        for action in actions where !entityBrowser.state.quitRequested {
-            costs.append(entityBrowser.apply(action))
-            progress.append(shown.take())
-        }
+        let (costs, progress) = Self.play(actions, start: { entityBrowser.apply(.browser(.start)) }, apply: entityBrowser.apply,
+                                          quitRequested: { entityBrowser.state.quitRequested }, shown: shown)
         withExtendedLifetime(log) {}
-        let screen = EntityBrowserView.frame(entityBrowser.state, activity: entityBrowser.activity).text
-        if json {
-            try Output.write(TraceReport(screen: screen, summaries: costs, progress: progress, log: entityBrowser.activity.sqlLog).json() + "\n")
-        } else {
-            try Output.write(screen + "\n")
-        }
+        try write(screen: EntityBrowserView.frame(entityBrowser.state, activity: entityBrowser.activity).text, costs: costs,
+                  progress: progress, log: entityBrowser.activity.sqlLog)
     }
 }
 

@@ -101,32 +101,24 @@ extension EntityBrowserModel {
         }
     }
 
-    func undo() {
-        if let refusal = readOnlyRefusal {
-            state.message = "\(refusal): nothing to undo"
-            state.messageIsError = true
-            return
-        }
-        guard context.canUndo, let name = context.undoActionName else {
-            state.message = "nothing to undo"
-            return
-        }
-        context.undo()
-        writeQueuedReverse(done: "undid '\(name)'", failed: "could not undo '\(name)'")
-    }
+    func undo() { reverse(undoing: true) }
 
-    func redo() {
+    func redo() { reverse(undoing: false) }
+
+    /// Undoes or redoes the last step, written at once when it was a saved one.
+    private func reverse(undoing: Bool) {
+        let verb = undoing ? "undo" : "redo"
         if let refusal = readOnlyRefusal {
-            state.message = "\(refusal): nothing to redo"
+            state.message = "\(refusal): nothing to \(verb)"
             state.messageIsError = true
             return
         }
-        guard context.canRedo, let name = context.redoActionName else {
-            state.message = "nothing to redo"
+        guard undoing ? context.canUndo : context.canRedo, let name = undoing ? context.undoActionName : context.redoActionName else {
+            state.message = "nothing to \(verb)"
             return
         }
-        context.redo()
-        writeQueuedReverse(done: "redid '\(name)'", failed: "could not redo '\(name)'")
+        if undoing { context.undo() } else { context.redo() }
+        writeQueuedReverse(done: "\(undoing ? "undid" : "redid") '\(name)'", failed: "could not \(verb) '\(name)'")
     }
 
     /// An undo or redo of a saved step is written at once, as the chat browser does.
