@@ -26,6 +26,8 @@ public enum BrowserAction: Equatable, Sendable {
     case delete, confirm, cancel
     case save, undo, redo
     case togglePrefetch, toggleBatchMode, toggleDerived
+    /// Fetch only the columns the panes draw (`propertiesToFetch`), or whole rows.
+    case toggleColumns
     /// One step of the batch-size cycle (`b`); `batch(n)` sets a size.
     case cycleBatch
     case batch(Int)
@@ -76,6 +78,7 @@ public enum BrowserAction: Equatable, Sendable {
         case .togglePrefetch: "toggle-prefetch"
         case .toggleBatchMode: "toggle-batch-mode"
         case .toggleDerived: "toggle-derived"
+        case .toggleColumns: "toggle-columns"
         case .cycleBatch: "cycle-batch"
         case .batch(let size): "batch \(size)"
         case .clearCache: "clear-cache"
@@ -107,7 +110,7 @@ public enum BrowserAction: Equatable, Sendable {
     private static let plain: [String: BrowserAction] = {
         let all: [BrowserAction] = [
             .up, .down, .pageUp, .pageDown, .top, .bottom, .open, .back, .nextPane, .previousPane, .members, .delete, .confirm, .cancel,
-            .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .cycleBatch, .clearCache,
+            .save, .undo, .redo, .togglePrefetch, .toggleBatchMode, .toggleDerived, .toggleColumns, .cycleBatch, .clearCache,
             .resetCounters, .merge, .explain, .help, .quit, .saveAndQuit, .refine,
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

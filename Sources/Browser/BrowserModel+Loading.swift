@@ -15,7 +15,7 @@ extension BrowserModel {
                                                      state.chatList.search, state.chatList.search) {
             request.predicate = predicate
         }
-        configure(&request, keyPaths: Self.chatListPrefetch)
+        configure(&request, keyPaths: Self.chatListPrefetch, drawn: Self.chatListColumns)
         return request
     }
 
@@ -24,12 +24,26 @@ extension BrowserModel {
     static let messagesPrefetch = ["sender", "replyTo.sender", "reactions", "attachments"]
     static let membersPrefetch = ["user"]
 
+    /// What each pane's rows draw (`chatRow`, `messageRow`, `memberRow`): the properties its fetch reads when
+    /// only drawn columns are read, each prefetched key path's too. A direct or group chat is told by its entity,
+    /// which every row carries; a member count by `membersCount` (derived counts) or the relationship.
+    static let chatListColumns = [
+        "title", "lastMessageAt", "isPinned", "isMuted", "membersCount", "lastMessage",
+        "lastMessage.text", "lastMessage.kind", "lastMessage.sender", "lastMessage.sender.name", "lastMessage.sender.handle",
+        "lastMessage.attachments.fileName",
+    ]
+    static let messageColumns = [
+        "text", "kind", "sentAt", "isEdited", "sender", "replyTo",
+        "sender.name", "replyTo.text", "replyTo.kind", "replyTo.sender", "replyTo.sender.name", "reactions.emoji", "attachments.fileName",
+    ]
+    static let memberColumns = ["role", "joinedAt", "user", "user.name"]
+
     /// A chat's messages, newest first (the pane draws them oldest at the top).
     func messageRequest(for chat: ManagedObject) -> FetchRequest {
         var request = FetchRequest(entityName: "Message",
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)])
-        configure(&request, keyPaths: Self.messagesPrefetch)
+        configure(&request, keyPaths: Self.messagesPrefetch, drawn: Self.messageColumns)
         // A batch is at least the pane's height: opening a chat fetches its first screen in one batch, so the
         // screen costs one statement for the messages with their senders and quotes, one for their reactions and
         // the count, whatever the batch size.
@@ -39,8 +53,22 @@ extension BrowserModel {
         return request
     }
 
-    private func configure(_ request: inout FetchRequest, keyPaths: [String]) {
+    /// Batching and prefetching per the settings, and with only drawn columns on, the properties of `drawn` the
+    /// request can read: its own, and those of the key paths it prefetches.
+    private func configure(_ request: inout FetchRequest, keyPaths: [String], drawn: [String]) {
         let settings = state.settings
+        defer {
+            if settings.drawnColumnsOnly {
+                let prefetched = Set(request.relationshipKeyPathsForPrefetching.flatMap { path in
+                    let components = path.split(separator: ".")
+                    return components.indices.map { components[...$0].joined(separator: ".") }
+                })
+                request.propertiesToFetch = drawn.filter { name in
+                    guard let dot = name.lastIndex(of: ".") else { return true }
+                    return prefetched.contains(String(name[..<dot]))
+                }
+            }
+        }
         request.fetchBatchSize = settings.batchSize
         request.batchingMode = settings.batchingMode
         switch settings.prefetch {
@@ -165,7 +193,7 @@ extension BrowserModel {
         var request = FetchRequest(entityName: "ChatMember",
                                    predicate: .comparison(.init(.key("chat"), .equal, .constant(.object(chat)))),
                                    sortDescriptors: [.init("role"), .init("joinedAt"), .init("SELF")])
-        configure(&request, keyPaths: Self.membersPrefetch)
+        configure(&request, keyPaths: Self.membersPrefetch, drawn: Self.memberColumns)
         // As for messages, a batch is at least the pane's height.
         if request.fetchBatchSize > 0 {
             request.fetchBatchSize = max(request.fetchBatchSize, Layout.contentRows(layout.main))

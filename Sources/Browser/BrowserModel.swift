@@ -201,6 +201,12 @@ public final class BrowserModel {
             state.settings.derivedCounts.toggle()
             reloadAll()
             state.message = state.settings.derivedCounts ? "member counts: derived (stored)" : "member counts: counting the members relationship"
+        case .toggleColumns:
+            state.settings.drawnColumnsOnly.toggle()
+            reloadAll()
+            state.message = state.settings.drawnColumnsOnly
+                ? "columns: only those drawn (partial objects; reading another property reads the rest of the row)"
+                : "columns: whole rows"
         case .cycleBatch:
             state.settings.batchSize = state.settings.nextBatchSize
             reloadAll()

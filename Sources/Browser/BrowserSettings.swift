@@ -42,6 +42,9 @@ public struct BrowserSettings: Equatable, Sendable {
     public var prefetch = Prefetch.joined
     /// Member counts from the stored derived count (`membersCount`); off, counting fires the `members` relationship.
     public var derivedCounts = true
+    /// Whether each pane's fetch reads only the properties its rows draw (`propertiesToFetch`: partial objects);
+    /// off, whole rows.
+    public var drawnColumnsOnly = true
     /// Refuse deletes and saves.
     public var readOnly = false
     /// How long a save, an undo or redo after a save, or a delete preview runs before the status line shows its
@@ -50,8 +53,9 @@ public struct BrowserSettings: Equatable, Sendable {
     /// How long the store's connections wait for another connection's lock (`FAULTLINE_BUSY_TIMEOUT`).
     public var busyTimeout = PersistentStore.standardBusyTimeout
 
-    public init(batchSize: Int = 20, prefetch: Prefetch = .joined, derivedCounts: Bool = true, readOnly: Bool = false,
+    public init(batchSize: Int = 20, prefetch: Prefetch = .joined, derivedCounts: Bool = true, drawnColumnsOnly: Bool = true, readOnly: Bool = false,
                 progressAfterMilliseconds: Int = 200, busyTimeout: TimeInterval = PersistentStore.standardBusyTimeout) {
+        self.drawnColumnsOnly = drawnColumnsOnly
         self.busyTimeout = busyTimeout
         self.batchSize = batchSize
         self.prefetch = prefetch

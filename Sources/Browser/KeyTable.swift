@@ -78,6 +78,7 @@ public enum KeyTable {
         KeyBinding([.character("B")], .toggleBatchMode, "batching: Faultline's windows or Core Data's all IDs first"),
         KeyBinding([.character("p")], .togglePrefetch, "prefetch: joined → off → IN statements", hint: "p prefetch"),
         KeyBinding([.character("c")], .toggleDerived, "derived counts on/off (off: counts fire the relationship)", hint: "c counts"),
+        KeyBinding([.character("f")], .toggleColumns, "fetch only the columns drawn (propertiesToFetch) or whole rows"),
         KeyBinding([.character("x")], .clearCache, "empty the row cache"),
         KeyBinding([.character("r")], .resetCounters, "reset the counters and the sparklines"),
         KeyBinding([.character("e")], .explain, "EXPLAIN QUERY PLAN of the selected statement", panes: [.sqlLog], hint: "e explain"),

@@ -16,6 +16,9 @@ struct BrowserOptions: ParsableArguments {
     @Flag(help: "Start with derived counts off (member counts fire the members relationship; in the entity browser, no to-many counts).")
     var noDerivedCounts = false
 
+    @Flag(help: "Start with whole rows: each pane's fetch reads every column, not only the columns it draws.")
+    var wholeRows = false
+
     @Flag(help: "Open the store read-only: browsing works, deletes and saves are refused.")
     var readOnly = false
 
@@ -68,7 +71,7 @@ struct BrowserOptions: ParsableArguments {
     }
 
     var settings: BrowserSettings {
-        BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, readOnly: readOnly,
+        BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, drawnColumnsOnly: !wholeRows, readOnly: readOnly,
                         progressAfterMilliseconds: progressAfter, busyTimeout: BusyTimeout.seconds)
     }
 }

@@ -37,6 +37,55 @@ import Testing
         #expect(statements(model).first?.rows == 20)
     }
 
+    /// The columns a statement selects, each qualified (`t0.ZTITLE`, `p1.ZNAME`); none for a statement of
+    /// something else.
+    private func selectedColumns(_ sql: String) -> [String] {
+        guard sql.hasPrefix("SELECT "), let from = sql.range(of: " FROM ") else { return [] }
+        return sql[sql.index(sql.startIndex, offsetBy: 7)..<from.lowerBound].split(separator: ", ").map(String.init)
+            .filter { $0.contains(".") && !$0.contains("(") }
+    }
+
+    @Test func eachScreensStatementsNameOnlyTheColumnsItDraws() throws {
+        let model = try model()
+        // The chat list: the chat's, its last message's and that sender's drawn columns (the keys and the
+        // to-ones followed besides), and the attachments' file names.
+        let list = statements(model).flatMap { selectedColumns($0.sql) }
+        #expect(Set(list) == [
+            "t0.Z_ENT", "t0.Z_PK", "t0.Z_OPT", "t0.ZTITLE", "t0.ZLASTMESSAGEAT", "t0.ZISPINNED", "t0.ZISMUTED", "t0.ZMEMBERSCOUNT", "t0.ZLASTMESSAGE",
+            "p1.Z_PK", "p1.Z_OPT", "p1.ZTEXT", "p1.ZKIND", "p1.ZSENDER", "p2.Z_PK", "p2.Z_OPT", "p2.ZNAME", "p2.ZHANDLE",
+            "t0.ZMESSAGE", "t0.ZFILENAME",
+        ], "\(list)")
+        #expect(model.activity.lastAction?.counts.objectFaults == 0, "every drawn value came with the fetch")
+        // The open chat: the messages', their senders', the replied-to messages' and their senders' drawn columns,
+        // then the reactions' emoji and the attachments' file names.
+        model.apply(.open)
+        let chat = statements(model).flatMap { selectedColumns($0.sql) }
+        #expect(Set(chat) == [
+            "t0.Z_PK", "t0.Z_OPT", "t0.ZTEXT", "t0.ZKIND", "t0.ZSENTAT", "t0.ZISEDITED", "t0.ZSENDER", "t0.ZREPLYTO",
+            "p1.Z_PK", "p1.Z_OPT", "p1.ZNAME", "p2.Z_PK", "p2.Z_OPT", "p2.ZTEXT", "p2.ZKIND", "p2.ZSENDER", "p3.Z_PK", "p3.Z_OPT", "p3.ZNAME",
+            "t0.ZMESSAGE", "t0.ZEMOJI", "t0.ZFILENAME",
+        ], "\(chat)")
+        #expect(model.activity.lastAction?.counts.objectFaults == 0)
+        #expect(model.activity.lastAction?.counts.partialFaults == 0)
+        // Members: the member's role and join date, and the user's name.
+        model.apply(.members)
+        let members = statements(model).flatMap { selectedColumns($0.sql) }
+        #expect(Set(members) == ["t0.Z_PK", "t0.Z_OPT", "t0.ZROLE", "t0.ZJOINEDAT", "t0.ZUSER", "p1.Z_PK", "p1.Z_OPT", "p1.ZNAME"], "\(members)")
+        #expect(model.activity.lastAction?.counts.objectFaults == 0)
+    }
+
+    @Test func wholeRowsAreOneKeyAway() throws {
+        let model = try model()
+        model.apply(.toggleColumns)
+        #expect(!model.state.settings.drawnColumnsOnly)
+        #expect(model.state.message == "columns: whole rows")
+        let whole = statements(model).flatMap { selectedColumns($0.sql) }
+        #expect(whole.contains("t0.ZCREATEDAT") && whole.contains("p1.ZCHAT") && whole.contains("p2.ZSTATUSMESSAGE"), "\(whole)")
+        model.apply(.toggleColumns)
+        #expect(model.state.settings.drawnColumnsOnly)
+        #expect(!statements(model).flatMap { selectedColumns($0.sql) }.contains("t0.ZCREATEDAT"))
+    }
+
     @Test func thePrefetchCycleIsJoinedThenOffThenINStatements() throws {
         let model = try model()
         #expect(model.state.settings.prefetch == .joined)

@@ -18,6 +18,8 @@ public struct ActivityCounts: Equatable, Sendable {
     public var cacheHits = 0
     /// Object faults that read their row from SQLite.
     public var cacheMisses = 0
+    /// Of the object faults, those of partial objects reading the rest of their row.
+    public var partialFaults = 0
     /// To-many relationship faults.
     public var relationshipFaults = 0
     public var fetches = 0
@@ -60,6 +62,7 @@ public struct ActivityCounts: Equatable, Sendable {
         case .objectFault(let fault):
             objectFaults += 1
             if fault.isCacheHit { cacheHits += 1 } else { cacheMisses += 1 }
+            if fault.isPartial { partialFaults += 1 }
             faultsByEntity[fault.entity, default: 0] += 1
         case .relationshipFault(let fault):
             relationshipFaults += 1

@@ -34,10 +34,10 @@ public enum ActivityPanelView {
         var sections: [Section] = []
         if width >= twoColumnWidth {
             sections.append(Section(priority: 0, lines: [columns(title, [Span("since start", Style(.title, bold: true))], width: width)]))
-            sections.append(Section(priority: 1, lines: zip(figures(counts), figures(totals)).map { columns($0, $1, width: width) }))
+            sections.append(Section(priority: 1, lines: zip(figures(counts, partial: totals.partialFaults > 0), figures(totals, partial: totals.partialFaults > 0)).map { columns($0, $1, width: width) }))
         } else {
             sections.append(Section(priority: 0, lines: [ActivityLine.fit(title, width: width)]))
-            sections.append(Section(priority: 1, lines: figures(counts).map { ActivityLine.fit($0, width: width) }))
+            sections.append(Section(priority: 1, lines: figures(counts, partial: totals.partialFaults > 0).map { ActivityLine.fit($0, width: width) }))
         }
         sections.append(Section(priority: 2, lines: (summary?.warnings ?? []).flatMap { warning in
             // Wrapped, not cut: the advice (what to prefetch, which count to derive) is at the end.
@@ -48,7 +48,7 @@ public enum ActivityPanelView {
         sections.append(Section(priority: 5, lines: mostFaulted(counts, width: width)))
         if width < twoColumnWidth {
             let heading = ActivityLine.fit([Span("since start", Style(.title, bold: true))], width: width)
-            sections.append(Section(priority: 4, lines: [heading] + figures(totals).map { ActivityLine.fit($0, width: width) }))
+            sections.append(Section(priority: 4, lines: [heading] + figures(totals, partial: totals.partialFaults > 0).map { ActivityLine.fit($0, width: width) }))
         }
         sections.append(Section(priority: 3, lines: sparklines(timeline, width: width)))
         return arrange(sections, width: width, height: height)
@@ -81,8 +81,10 @@ public enum ActivityPanelView {
             + ActivityLine.fit(right, width: rightWidth).spans)
     }
 
-    /// Three rows of figures: statements, object faults, then relationship faults, fetches and saves.
-    private static func figures(_ counts: ActivityCounts) -> [[Span]] {
+    /// Three rows of figures: statements, object faults, then relationship faults, fetches and saves. With
+    /// `partial` (once any partial fault has fired since the start), a row of partial faults after the faults: objects
+    /// fetched with some properties that had to read the rest of their row.
+    private static func figures(_ counts: ActivityCounts, partial: Bool) -> [[Span]] {
         let label = Style(.muted)
         let number = Style(.accent)
         var saves = [Span("  saves ", label), Span(ActivityFormat.count(counts.saves), number)]
@@ -104,6 +106,11 @@ public enum ActivityPanelView {
                 Span("  misses ", label),
                 Span(ActivityFormat.count(counts.cacheMisses), counts.cacheMisses > 0 ? Style(.warning) : number),
             ],
+        ] + (partial ? [[
+            Span("partial faults ", label),
+            Span(ActivityFormat.count(counts.partialFaults), counts.partialFaults > 0 ? Style(.warning) : number),
+            Span(" (rest of a row read)", label),
+        ]] : []) + [
             [
                 Span("rel. faults ", label), Span(ActivityFormat.count(counts.relationshipFaults), number),
                 Span("  fetches ", label), Span(ActivityFormat.count(counts.fetches), number),

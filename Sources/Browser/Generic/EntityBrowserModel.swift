@@ -238,6 +238,8 @@ public final class EntityBrowserModel {
             state.settings.derivedCounts.toggle()
             leverChanged("to-many counts in the object pane: \(state.settings.derivedCounts ? "on, one COUNT each" : "off")",
                          appliesTo: .object)
+        case .toggleColumns:
+            state.message = "columns: this browser reads whole rows (the object pane shows every property)"
         case .clearCache:
             coordinator.rowCache.removeAll()
             for object in context.registeredObjects where !object.isInserted { context.refresh(object, mergeChanges: true) }

@@ -51,6 +51,7 @@ public enum BrowserView {
         let name = DisplayWidth.truncate(state.storeName, width: max(12, width / 4))
         var spans = [Span(" \(name) ", Style(.status, bold: true))]
         let levers = " \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "derived" : "counted")"
+            + (settings.drawnColumnsOnly ? "" : " · whole rows")
         spans.append(Span(levers, Style(.status)))
         if settings.readOnly || state.storeIsReadOnly { spans.append(Span(" · read-only", Style(.status))) }
         if state.live { spans.append(Span(" · live", Style(.accent, bold: true))) }

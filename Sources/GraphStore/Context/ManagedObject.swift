@@ -63,6 +63,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Whether no persistent value has been read yet (an inserted object is never a fault).
     public final var isFault: Bool { state.isFault }
+    /// Whether the object holds only some of its persistent values (fetched with `propertiesToFetch`): reading
+    /// any other, changing it or saving it first reads the rest of its row, one statement (a partial fault).
+    public final var isPartial: Bool { state.snapshot == nil && state.partial != nil }
+    /// The names of the attributes and to-ones a partial object holds; nil unless `isPartial`.
+    public final var loadedPropertyNames: [String]? { state.snapshot == nil ? state.partial?.loaded?.names : nil }
     public final var isInserted: Bool { state.isInserted }
     public final var isDeleted: Bool { state.isDeleted }
     public final var isUpdated: Bool { !state.isInserted && !state.isDeleted && hasPersistentChanges }
@@ -94,7 +99,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open class var entityName: String { String(describing: self) }
 
     open var description: String {
-        "<\(entityName) \(uriRepresentation)\(isFault ? " (fault)" : "")>"
+        "<\(entityName) \(uriRepresentation)\(isFault ? " (fault)" : isPartial ? " (partial)" : "")>"
     }
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
@@ -151,8 +156,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         case .attribute(let index):
             if state.isInserted { return newValues[index] }
             if let changed = attributeChanges[index] { return changed }
+            if let row = state.snapshot {
+                noteRead()
+                return row.values[index]
+            }
+            if let partial = state.partial, partial.holdsAttribute(index) {
+                noteRead()
+                return partial.values[index]
+            }
             fulfill(key: key)
-            return snapshot?.values[index] ?? .null
+            return state.row?.values[index] ?? .null
         case .transient:
             return transientValues[key] ?? .null
         default:
@@ -322,20 +335,35 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         fulfill(.key(key))
     }
 
+    /// Makes sure the object holds its whole row: a fault reads it, and so does a partial object (a partial
+    /// fault), whatever it holds.
     func fulfill(_ trigger: FaultTrigger) {
+        noteRead()
+        guard snapshot == nil, !state.isInserted, faultError == nil else { return }
+        context?.fulfillFault(self, trigger: trigger)
+    }
+
+    /// A property of the object is being read: a prefetch that filled it was of use.
+    @inline(__always) private func noteRead() {
         if isUntouchedPrefetch {
             isUntouchedPrefetch = false
             context?.untouchedPrefetches.remove(objectID)
         }
-        guard snapshot == nil, !state.isInserted, faultError == nil else { return }
-        context?.fulfillFault(self, trigger: trigger)
     }
 
     func destinationID(ofToOne index: Int) -> ObjectID? {
         if state.isInserted { return newKeys[index] }
         if let changed = toOneChanges[index] { return changed }
+        if let row = state.snapshot {
+            noteRead()
+            return row.toOneKeys[index]
+        }
+        if let partial = state.partial, partial.holdsToOne(index) {
+            noteRead()
+            return partial.toOneKeys[index]
+        }
         fulfill(key: mapping.toOnes[index].name)
-        return snapshot?.toOneKeys[index] ?? nil
+        return state.row?.toOneKeys[index] ?? nil
     }
 }
 extension AttributeValue {

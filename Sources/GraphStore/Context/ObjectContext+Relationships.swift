@@ -32,8 +32,14 @@ extension ObjectContext {
     /// Sets a to-one; with `maintainInverse`, moves the object between the old and new destinations' inverse.
     func setToOne(_ object: ManagedObject, index: Int, to destination: ManagedObject?, maintainInverse: Bool) {
         let toOne = object.mapping.toOnes[index]
-        let old = object.destinationID(ofToOne: index)
+        var old = object.destinationID(ofToOne: index)
         guard old != destination?.objectID else { return }
+        if object.isPartial {
+            // Changed against its whole row, as any change is: the version read now is the one the save checks.
+            fulfillFault(object, trigger: .key(toOne.name))
+            old = object.destinationID(ofToOne: index)
+            guard old != destination?.objectID else { return }
+        }
         willChange(object)
         if object.state.isInserted {
             object.newKeys[index] = destination?.objectID

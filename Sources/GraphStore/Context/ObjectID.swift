@@ -40,6 +40,9 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
 
 /// The persisted state of one row, as read from SQLite or written by a save: immutable, shared between contexts
 /// through the coordinator's row cache.
+///
+/// A row read with chosen properties only (`FetchRequest.propertiesToFetch`) is *partial*: `loaded` names what it
+/// holds, and the values it does not hold are placeholders (`.null`, nil) that must not be read as the row's.
 public final class RowSnapshot: Sendable {
     public let objectID: ObjectID
     /// `Z_OPT`: the row's version, checked by optimistic locking.
@@ -48,11 +51,97 @@ public final class RowSnapshot: Sendable {
     public let values: [AttributeValue]
     /// One destination per stored to-one relationship, in the order of the entity's stored to-ones.
     public let toOneKeys: [ObjectID?]
+    /// The properties a partial row holds; nil when it holds every stored attribute and to-one.
+    public let loaded: LoadedProperties?
 
-    public init(objectID: ObjectID, version: Int64, values: [AttributeValue], toOneKeys: [ObjectID?]) {
+    public init(objectID: ObjectID, version: Int64, values: [AttributeValue], toOneKeys: [ObjectID?], loaded: LoadedProperties? = nil) {
         self.objectID = objectID
         self.version = version
         self.values = values
         self.toOneKeys = toOneKeys
+        self.loaded = loaded
     }
+
+    /// Whether the row holds every stored attribute and to-one.
+    @inline(__always) public var isComplete: Bool { loaded == nil }
+
+    /// Whether the row holds the stored attribute at `index`.
+    @inline(__always) func holdsAttribute(_ index: Int) -> Bool { loaded?.attributes[index] ?? true }
+
+    /// Whether the row holds the to-one at `index`.
+    @inline(__always) func holdsToOne(_ index: Int) -> Bool { loaded?.toOnes[index] ?? true }
+
+    /// Whether the row holds the value `slot` names (a to-many or transient needs nothing from the row).
+    func holds(_ slot: EntityMapping.Slot) -> Bool {
+        switch slot {
+        case .attribute(let index): holdsAttribute(index)
+        case .toOne(let index): holdsToOne(index)
+        case .toMany, .transient: true
+        }
+    }
+
+    /// Whether the row holds everything `other` names (a complete row names everything).
+    func holdsAll(of other: LoadedProperties?) -> Bool {
+        guard let loaded else { return true }
+        guard let other else { return false }
+        return loaded.contains(other)
+    }
+
+    /// The two rows of one version as one: what either holds. Complete when together they hold everything.
+    func merged(with other: RowSnapshot) -> RowSnapshot {
+        guard let mine = loaded else { return self }
+        guard let theirs = other.loaded else { return other }
+        let union = mine.union(theirs)
+        var values = self.values
+        for index in values.indices where !mine.attributes[index] && theirs.attributes[index] { values[index] = other.values[index] }
+        var keys = toOneKeys
+        for index in keys.indices where !mine.toOnes[index] && theirs.toOnes[index] { keys[index] = other.toOneKeys[index] }
+        return RowSnapshot(objectID: objectID, version: version, values: values, toOneKeys: keys, loaded: union.isEverything ? nil : union)
+    }
+}
+
+/// Which stored attributes and to-ones a partial row holds, by slot: one value shared by every row a statement
+/// read, so a partial row costs nothing more than a complete one.
+public final class LoadedProperties: Sendable, Equatable, CustomStringConvertible {
+    /// One flag per stored attribute, in `EntityMapping.attributes`' order.
+    public let attributes: [Bool]
+    /// One flag per stored to-one, in `EntityMapping.toOnes`' order.
+    public let toOnes: [Bool]
+    /// The names held, attributes first, in slot order.
+    public let names: [String]
+
+    init(attributes: [Bool], toOnes: [Bool], names: [String]) {
+        self.attributes = attributes
+        self.toOnes = toOnes
+        self.names = names
+    }
+
+    /// The properties of `mapping` named in `names` (others are ignored); nil when that is all of them.
+    static func of(_ mapping: EntityMapping, named names: Set<String>) -> LoadedProperties? {
+        let attributes = mapping.attributes.map { names.contains($0.name) }
+        let toOnes = mapping.toOnes.map { names.contains($0.name) }
+        guard attributes.contains(false) || toOnes.contains(false) else { return nil }
+        let held = zip(mapping.attributes, attributes).filter(\.1).map(\.0.name) + zip(mapping.toOnes, toOnes).filter(\.1).map(\.0.name)
+        return LoadedProperties(attributes: attributes, toOnes: toOnes, names: held)
+    }
+
+    /// Whether every flag is set.
+    var isEverything: Bool { !attributes.contains(false) && !toOnes.contains(false) }
+
+    /// Whether this holds everything `other` holds.
+    func contains(_ other: LoadedProperties) -> Bool {
+        zip(attributes, other.attributes).allSatisfy { $0 || !$1 } && zip(toOnes, other.toOnes).allSatisfy { $0 || !$1 }
+    }
+
+    func union(_ other: LoadedProperties) -> LoadedProperties {
+        let attributes = zip(self.attributes, other.attributes).map { $0 || $1 }
+        let toOnes = zip(self.toOnes, other.toOnes).map { $0 || $1 }
+        return LoadedProperties(attributes: attributes, toOnes: toOnes, names: Array(Set(names).union(other.names)).sorted())
+    }
+
+    public static func == (lhs: LoadedProperties, rhs: LoadedProperties) -> Bool {
+        lhs.attributes == rhs.attributes && lhs.toOnes == rhs.toOnes
+    }
+
+    public var description: String { names.joined(separator: ", ") }
 }

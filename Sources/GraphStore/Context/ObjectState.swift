@@ -2,6 +2,9 @@
 ///
 /// - a **fault** has no row yet (`snapshot` nil, no error), and fills itself on first access;
 /// - **loaded**, it holds its row as last read or saved (`snapshot`);
+/// - **partial**, it holds some of its row's values (`partial`, read with a fetch's `propertiesToFetch`): those
+///   read without SQL, and anything else (another property, a change, a save) first reads the whole row, a
+///   *partial fault*. Everything that needs the row sees `snapshot` nil, as for a fault;
 /// - **inserted**, it is new and its row exists only in the context (`isInserted`) until a save gives it one;
 /// - **deleted** is a mark on any of those (`isDeleted`), which a save carries out and a rollback or undo takes
 ///   back;
@@ -10,18 +13,38 @@
 struct ObjectState {
     /// The row as last read or saved; nil for a fault, a new object and a gone one.
     private(set) var snapshot: RowSnapshot?
+    /// Some of the row's values, as read by a fetch that named the properties it wanted; nil unless partial.
+    private(set) var partial: RowSnapshot?
     /// Why the row could not be had; nil unless gone.
     private(set) var error: ContextError?
     private(set) var isInserted = false
     private(set) var isDeleted = false
 
     /// No row read yet, and none to read for an inserted object.
-    var isFault: Bool { snapshot == nil && !isInserted && error == nil }
+    var isFault: Bool { snapshot == nil && partial == nil && !isInserted && error == nil }
 
-    /// A fault filled, or a row read again (a refresh, a merge, a save's write): the object holds `snapshot`.
+    /// The row held, whole or partial.
+    var row: RowSnapshot? { snapshot ?? partial }
+
+    /// A fault filled, or a row read again (a refresh, a merge, a save's write): the object holds `snapshot`. A
+    /// partial row is held as `partial`, and only while the object has no whole one.
     mutating func load(_ snapshot: RowSnapshot) {
-        self.snapshot = snapshot
+        if snapshot.isComplete {
+            self.snapshot = snapshot
+            partial = nil
+        } else {
+            self.snapshot = nil
+            partial = snapshot
+        }
         error = nil
+    }
+
+    /// A row just read, taken if the object is still a fault, or holds a partial row this one adds to: never
+    /// over a whole row, which may be one the object's pending changes were made against.
+    mutating func offer(_ row: RowSnapshot) {
+        guard snapshot == nil, !isInserted else { return }
+        guard let partial else { return load(row) }
+        if row.version > partial.version || row.isComplete { load(row) } else if row.version == partial.version, !partial.holdsAll(of: row.loaded) { load(partial.merged(with: row)) }
     }
 
     /// The row is not there (or could not be read): the object is gone, with `error` saying why.
@@ -32,12 +55,14 @@ struct ObjectState {
     /// Back to a fault: the row is read again on next access.
     mutating func refault() {
         snapshot = nil
+        partial = nil
         error = nil
     }
 
     /// The row held is dropped (it is stale): the next access reads it again. A gone object stays gone.
     mutating func forgetRow() {
         snapshot = nil
+        partial = nil
     }
 
     /// The row is back (an undo restored it): the error goes, and the object reads its row on next access.

@@ -86,15 +86,15 @@ public final class EventHub: Sendable {
             if number >= 1 && number <= entityNames.count {
                 let index = number - 1
                 callbacks = state.withLock { state in
-                    state.total.countObjectFault(hit: fault.isCacheHit)
-                    state.entities[index].countObjectFault(hit: fault.isCacheHit)
+                    state.total.countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial)
+                    state.entities[index].countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial)
                     return state.callbacks
                 }
             } else {
                 let target = slot(forEntity: fault.entity)
                 callbacks = state.withLock { state in
-                    state.total.countObjectFault(hit: fault.isCacheHit)
-                    state.update(target) { $0.countObjectFault(hit: fault.isCacheHit) }
+                    state.total.countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial)
+                    state.update(target) { $0.countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial) }
                     return state.callbacks
                 }
             }
@@ -224,9 +224,10 @@ private struct State: Sendable {
 }
 
 private extension GraphCounters.Totals {
-    mutating func countObjectFault(hit: Bool) {
+    mutating func countObjectFault(hit: Bool, partial: Bool) {
         objectFaults += 1
         if hit { cacheHits += 1 } else { cacheMisses += 1 }
+        if partial { partialFaults += 1 }
     }
 
     mutating func countStatement(_ statement: StatementEvent) {

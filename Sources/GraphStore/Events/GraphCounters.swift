@@ -11,6 +11,8 @@ public struct GraphCounters: Sendable, Equatable {
         public var cacheHits: Int
         /// Object faults that had to read their row from SQLite.
         public var cacheMisses: Int
+        /// Of the object faults, those of partial objects reading the rest of their row (hits and misses).
+        public var partialFaults: Int
         /// To-many relationship faults fired.
         public var relationshipFaults: Int
         /// Destination rows those relationship faults found.
@@ -32,7 +34,7 @@ public struct GraphCounters: Sendable, Equatable {
         public var savedDeletes: Int
 
         public init(
-            objectFaults: Int = 0, cacheHits: Int = 0, cacheMisses: Int = 0,
+            objectFaults: Int = 0, cacheHits: Int = 0, cacheMisses: Int = 0, partialFaults: Int = 0,
             relationshipFaults: Int = 0, relationshipFaultRows: Int = 0,
             fetches: Int = 0, fetchedRows: Int = 0,
             statements: Int = 0, statementRows: Int = 0, sqlTime: Duration = .zero,
@@ -41,6 +43,7 @@ public struct GraphCounters: Sendable, Equatable {
             self.objectFaults = objectFaults
             self.cacheHits = cacheHits
             self.cacheMisses = cacheMisses
+            self.partialFaults = partialFaults
             self.relationshipFaults = relationshipFaults
             self.relationshipFaultRows = relationshipFaultRows
             self.fetches = fetches
@@ -65,6 +68,7 @@ public struct GraphCounters: Sendable, Equatable {
                 objectFaults: objectFaults - earlier.objectFaults,
                 cacheHits: cacheHits - earlier.cacheHits,
                 cacheMisses: cacheMisses - earlier.cacheMisses,
+                partialFaults: partialFaults - earlier.partialFaults,
                 relationshipFaults: relationshipFaults - earlier.relationshipFaults,
                 relationshipFaultRows: relationshipFaultRows - earlier.relationshipFaultRows,
                 fetches: fetches - earlier.fetches,

@@ -86,13 +86,17 @@ public struct ObjectFaultEvent: Sendable {
     /// The key whose access fired the fault.
     public let key: String
     public let isCacheHit: Bool
+    /// Whether the object held some of its values already (it was fetched with `propertiesToFetch`) and this
+    /// fault read the rest: a partial fault.
+    public let isPartial: Bool
     public let duration: Duration
 
-    public init(entity: String, objectID: ObjectID, key: String, isCacheHit: Bool, duration: Duration) {
+    public init(entity: String, objectID: ObjectID, key: String, isCacheHit: Bool, isPartial: Bool = false, duration: Duration) {
         self.entity = entity
         self.objectID = objectID
         self.key = key
         self.isCacheHit = isCacheHit
+        self.isPartial = isPartial
         self.duration = duration
     }
 }

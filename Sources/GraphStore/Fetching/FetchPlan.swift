@@ -8,8 +8,10 @@ struct FetchPlan {
     /// The fetched entity and, unless turned off, its sub-entities.
     let included: [EntityMapping]
     let includedNumbers: Set<Int>
-    /// How to read a full row of any included entity.
+    /// How to read a row of any included entity: whole, or the properties the request names.
     let rowPlan: RowReadPlan
+    /// What the request reads of each row, at each prefetched key path too (`propertiesToFetch`).
+    let selection: PropertySelection
     /// `ZCHAT t0` followed by the predicate's and sort's joins.
     private(set) var from: String
     /// ` WHERE …` or "".
@@ -25,7 +27,9 @@ struct FetchPlan {
     let sortColumns: [String]
     private var compiler: PredicateCompiler
 
-    init(_ request: FetchRequest, coordinator: PersistentStoreCoordinator) throws(ContextError) {
+    /// The plan of `request`. With `readsObjects` (a fetch of objects), `propertiesToFetch` chooses what each row
+    /// reads; otherwise it is left to the caller (`fetchDictionaries`) and rows are planned whole.
+    init(_ request: FetchRequest, coordinator: PersistentStoreCoordinator, readsObjects: Bool = true) throws(ContextError) {
         guard let mapping = coordinator.mapping(forEntity: request.entityName) else { throw .unknownEntity(request.entityName) }
         guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
             throw .invalidFetch("\(request.entityName): fetchLimit, fetchOffset and fetchBatchSize must not be negative")
@@ -37,7 +41,10 @@ struct FetchPlan {
             : [mapping]
         self.included = included
         self.includedNumbers = Set(included.map(\.number))
-        self.rowPlan = coordinator.planCache.rowPlan(for: mapping, includesSubentities: request.includesSubentities, coordinator: coordinator)
+        let selection = readsObjects ? try PropertySelection(request, mapping: mapping, coordinator: coordinator) : .wholeRows
+        self.selection = selection
+        self.rowPlan = coordinator.planCache.rowPlan(for: mapping, includesSubentities: request.includesSubentities,
+                                                     properties: selection.names(at: ""), coordinator: coordinator)
 
         var compiler = PredicateCompiler(schema: coordinator.store.schema, entity: mapping.name)
         var clauses: [String] = []
@@ -159,12 +166,14 @@ struct FetchPlan {
     /// chosen first, in a subquery, and only its rows are joined. (Joining first would make SQLite look up every
     /// row's destinations before sorting and cutting, a cost that grows with the table instead of the window.) The sort
     /// values ride along as `_s0`, `_s1`… so the outer statement keeps the order.
+    /// The subquery carries the columns `rowPlan` reads (all of them, `t0.*`, for whole rows).
     func selectWindowThenJoin(_ list: String, joins: [String], limit: Int, offset: Int) -> String {
         guard !joins.isEmpty, limit > 0 || offset > 0 else {
             return select(list, extraJoins: joins, limit: limit, offset: offset)
         }
         let sortValues = orderTerms.enumerated().map { ", \($1.column) AS _s\($0)" }.joined()
-        let inner = "SELECT t0.*\(sortValues) FROM \(from)\(whereClause)\(orderBy)\(Self.limitClause(limit: limit, offset: offset))"
+        let carried = rowPlan.readsWholeRows ? "t0.*" : rowPlan.columns.filter { $0.hasPrefix("t0.") }.joined(separator: ", ")
+        let inner = "SELECT \(carried)\(sortValues) FROM \(from)\(whereClause)\(orderBy)\(Self.limitClause(limit: limit, offset: offset))"
         let outerOrder = orderTerms.enumerated().map { "t0._s\($0)" + ($1.ascending ? "" : " DESC") }
         return "SELECT \(list) FROM (\(inner)) t0 \(joins.joined(separator: " "))" + (outerOrder.isEmpty ? "" : " ORDER BY " + outerOrder.joined(separator: ", "))
     }

@@ -76,8 +76,23 @@ public struct FetchRequest: Sendable {
     /// the repeated rows cost more than a second statement when owners have many members; with a window (a limit,
     /// or a batch) only the window's rows are joined.
     public var joinsToManyPrefetch = false
-    /// Attributes, to-ones (their destination's primary key) or key paths through to-ones (`sender.name`) that
-    /// `fetchDictionaries` returns; empty for every stored attribute.
+    /// The properties to read, as Core Data's `propertiesToFetch`.
+    ///
+    /// - `fetch` (objects): the stored attributes and to-ones each object is loaded with, and, by key paths through
+    ///   prefetched relationships (`sender.name`), what each prefetched object is loaded with; a level the list names
+    ///   nothing of is read whole. The objects are *partial*: reading a property they lack, changing them or saving
+    ///   them reads the rest of the row first, one statement by key (a partial fault, counted as
+    ///   `GraphCounters.Totals.partialFaults`). The row cache keeps the partial rows and knows what they lack.
+    /// - `fetchDictionaries`: attributes, to-ones (their destination's primary key) or key paths through to-ones
+    ///   (`sender.name`, joined) that each dictionary holds.
+    ///
+    /// Empty: whole rows, and for dictionaries every stored attribute.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("sentAt", ascending: false)])
+    /// request.relationshipKeyPathsForPrefetching = ["sender"]
+    /// request.propertiesToFetch = ["text", "sentAt", "sender.name"]   // reads ZTEXT, ZSENTAT, ZSENDER; ZNAME
+    /// ```
     public var propertiesToFetch: [String] = []
     /// Whether object results reflect the context's unsaved changes: inserted objects that match appear, deleted
     /// ones vanish, changed ones are judged by their values in memory.

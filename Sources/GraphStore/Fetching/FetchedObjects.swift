@@ -241,6 +241,7 @@ final class BatchedFetch {
             let sql = "SELECT \(plan.rowPlan.selectList)\(joined.selectList) FROM \(plan.mapping.table) t0"
                 + (joined.joins.isEmpty ? "" : " " + joined.joins.joined(separator: " ")) + " WHERE t0.Z_PK IN \(list.sql)"
             let loaded = try context.loadRows(sql: sql, arguments: list.arguments, rowPlan: plan.rowPlan, joined: joined, request: plan.request,
+                                              selection: plan.selection,
                                               cause: .fetch(entity: plan.mapping.name))
             // Rows come back in the table's order; put them in the result's.
             var byID: [ObjectID: ManagedObject] = [:]

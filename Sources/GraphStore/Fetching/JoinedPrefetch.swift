@@ -58,11 +58,12 @@ struct JoinedPrefetch: Sendable {
             return separate
         }
         return coordinator.planCache.joinedPrefetch(for: plan) {
-            JoinedPrefetch(request: request, mapping: plan.mapping, rootPlan: plan.rowPlan, coordinator: coordinator)
+            JoinedPrefetch(request: request, mapping: plan.mapping, rootPlan: plan.rowPlan, selection: plan.selection, coordinator: coordinator)
         }
     }
 
-    private init(request: FetchRequest, mapping root: EntityMapping, rootPlan: RowReadPlan, coordinator: PersistentStoreCoordinator) {
+    private init(request: FetchRequest, mapping root: EntityMapping, rootPlan: RowReadPlan, selection: PropertySelection,
+                 coordinator: PersistentStoreCoordinator) {
         var next = rootPlan.columnCount
         var terms: [String] = []
         let keyPaths = request.relationshipKeyPathsForPrefetching
@@ -101,7 +102,7 @@ struct JoinedPrefetch: Sendable {
                     continue
                 }
                 let alias = "p\(nodes.count + 1)"
-                let plan = coordinator.planCache.rowPlan(forTableOf: step.destination, coordinator: coordinator)
+                let plan = coordinator.planCache.rowPlan(forTableOf: step.destination, properties: selection.names(at: step.prefix), coordinator: coordinator)
                 joins.append("LEFT JOIN \(step.destination.table) \(alias) ON \(alias).Z_PK = \(parentAlias).\(step.toOne.column)")
                 terms.append(plan.selectList(alias: alias))
                 nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next))
@@ -111,7 +112,7 @@ struct JoinedPrefetch: Sendable {
             if let last {
                 let alias = "p\(nodes.count + 1)"
                 let destination = coordinator.mapping(forEntityNumber: last.relationship.destinationNumber)
-                let plan = coordinator.planCache.rowPlan(forTableOf: destination, coordinator: coordinator)
+                let plan = coordinator.planCache.rowPlan(forTableOf: destination, properties: selection.names(at: keyPath), coordinator: coordinator)
                 joins.append("LEFT JOIN \(last.table) \(alias) ON \(alias).\(last.column) = \(parentAlias).Z_PK")
                 terms.append(plan.selectList(alias: alias))
                 let node = Node(keyPath: keyPath, alias: alias, plan: plan, offset: next)

@@ -74,9 +74,9 @@ extension ObjectContext {
     /// The IDs of the objects matching `request`, in its order: `SELECT Z_ENT, Z_PK …`, no rows read. With pending
     /// changes applied, inserted objects appear with their temporary IDs.
     public func fetchObjectIDs(_ request: FetchRequest) throws(ContextError) -> [ObjectID] {
-        let plan = try FetchPlan(request, coordinator: coordinator)
+        let plan = try FetchPlan(request, coordinator: coordinator, readsObjects: false)
         if request.includesPendingChanges, pendingObjects(for: plan) != nil {
-            return try fetch(request).map(\.objectID)
+            return try fetch(request.wholeRows).map(\.objectID)
         }
         let start = ContinuousClock.now
         var ids: [ObjectID] = []
@@ -91,9 +91,9 @@ extension ObjectContext {
     /// The number of objects `request` would return: one `SELECT COUNT(*)`, no rows read (unless unsaved changes
     /// of the fetched entities must be counted in, which takes the objects' IDs).
     public func count(for request: FetchRequest) throws(ContextError) -> Int {
-        let plan = try FetchPlan(request, coordinator: coordinator)
+        let plan = try FetchPlan(request, coordinator: coordinator, readsObjects: false)
         if request.includesPendingChanges, pendingObjects(for: plan) != nil {
-            return try fetch(request).count
+            return try fetch(request.wholeRows).count
         }
         var count = 0
         try runQuery(plan.countSQL, plan.arguments, cause: .fetch(entity: plan.mapping.name)) { handle in
@@ -106,7 +106,7 @@ extension ObjectContext {
     /// dictionary per row keyed by the key paths of `propertiesToFetch` (every stored attribute when empty). A
     /// to-one gives its destination's primary key; nil values are left out, as Core Data leaves them out.
     public func fetchDictionaries(_ request: FetchRequest) throws(ContextError) -> [[String: AttributeValue]] {
-        var plan = try FetchPlan(request, coordinator: coordinator)
+        var plan = try FetchPlan(request, coordinator: coordinator, readsObjects: false)
         let keys = request.propertiesToFetch.isEmpty ? plan.mapping.attributes.map(\.name) : request.propertiesToFetch
         var columns: [(key: String, column: String, type: AttributeType)] = []
         for key in keys {
@@ -129,8 +129,8 @@ extension ObjectContext {
     }
 
     /// How to read rows of `mapping`'s table: its root entity and every sub-entity.
-    func rowPlan(forTableOf mapping: EntityMapping) -> RowReadPlan {
-        coordinator.planCache.rowPlan(forTableOf: mapping, coordinator: coordinator)
+    func rowPlan(forTableOf mapping: EntityMapping, properties: Set<String>? = nil) -> RowReadPlan {
+        coordinator.planCache.rowPlan(forTableOf: mapping, properties: properties, coordinator: coordinator)
     }
 
     // MARK: pending changes
@@ -264,5 +264,15 @@ extension ObjectContext {
             }
         }
         throw .invalidFetch("\(start.name): empty property key path")
+    }
+}
+
+extension FetchRequest {
+    /// The request with no properties chosen: for counting or listing IDs through a fetch of objects, where the
+    /// properties, chosen for dictionaries perhaps, play no part.
+    var wholeRows: FetchRequest {
+        var request = self
+        request.propertiesToFetch = []
+        return request
     }
 }

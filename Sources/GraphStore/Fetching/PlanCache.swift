@@ -13,6 +13,8 @@ final class PlanCache: Sendable {
     private struct RowPlanKey: Hashable {
         let entity: Int
         let includesSubentities: Bool
+        /// The properties read, for a partial plan.
+        let properties: Set<String>?
     }
 
     private struct JoinedKey: Hashable {
@@ -20,19 +22,22 @@ final class PlanCache: Sendable {
         let includesSubentities: Bool
         let keyPaths: [String]
         let joinsToMany: Bool
+        let selection: PropertySelection
     }
 
     private let rowPlans = Mutex<[RowPlanKey: RowReadPlan]>([:])
     private let joinedPrefetches = Mutex<[JoinedKey: JoinedPrefetch]>([:])
 
-    /// How to read rows of `mapping`'s entity, and of its sub-entities when `includesSubentities`.
-    func rowPlan(for mapping: EntityMapping, includesSubentities: Bool, coordinator: PersistentStoreCoordinator) -> RowReadPlan {
-        let key = RowPlanKey(entity: mapping.number, includesSubentities: includesSubentities)
+    /// How to read rows of `mapping`'s entity, and of its sub-entities when `includesSubentities`: whole, or only
+    /// `properties` of them.
+    func rowPlan(for mapping: EntityMapping, includesSubentities: Bool, properties: Set<String>? = nil,
+                 coordinator: PersistentStoreCoordinator) -> RowReadPlan {
+        let key = RowPlanKey(entity: mapping.number, includesSubentities: includesSubentities, properties: properties)
         if let found = rowPlans.withLock({ $0[key] }) { return found }
         let included = includesSubentities
             ? [mapping] + mapping.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) }
             : [mapping]
-        let plan = RowReadPlan(included)
+        let plan = RowReadPlan(included, properties: properties)
         rowPlans.withLock { plans in
             if plans.count >= Self.limit { plans.removeAll() }
             plans[key] = plan
@@ -41,15 +46,16 @@ final class PlanCache: Sendable {
     }
 
     /// How to read rows of `mapping`'s table: its root entity and every sub-entity.
-    func rowPlan(forTableOf mapping: EntityMapping, coordinator: PersistentStoreCoordinator) -> RowReadPlan {
-        rowPlan(for: coordinator.mapping(forEntityNumber: mapping.rootNumber), includesSubentities: true, coordinator: coordinator)
+    func rowPlan(forTableOf mapping: EntityMapping, properties: Set<String>? = nil, coordinator: PersistentStoreCoordinator) -> RowReadPlan {
+        rowPlan(for: coordinator.mapping(forEntityNumber: mapping.rootNumber), includesSubentities: true, properties: properties, coordinator: coordinator)
     }
 
     /// The joined-prefetch layout of `plan`'s request, made by `make` the first time.
     func joinedPrefetch(for plan: FetchPlan, make: () -> JoinedPrefetch) -> JoinedPrefetch {
         let request = plan.request
         let key = JoinedKey(entity: plan.mapping.number, includesSubentities: request.includesSubentities,
-                            keyPaths: request.relationshipKeyPathsForPrefetching, joinsToMany: request.joinsToManyPrefetch)
+                            keyPaths: request.relationshipKeyPathsForPrefetching, joinsToMany: request.joinsToManyPrefetch,
+                            selection: plan.selection)
         if let found = joinedPrefetches.withLock({ $0[key] }) { return found }
         let layout = make()
         joinedPrefetches.withLock { layouts in

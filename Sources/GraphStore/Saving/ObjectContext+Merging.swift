@@ -54,13 +54,14 @@ extension ObjectContext {
             }
         }
         for id in notification.updated {
-            guard let object = registry[id]?.object, let current = object.snapshot, let snapshot = notification.values[id],
+            // A partial object takes the whole row too: what it held is older.
+            guard let object = registry[id]?.object, let current = object.state.row, let snapshot = notification.values[id],
                   snapshot.version >= current.version else { continue }
             object.state.load(snapshot)
             touched += 1
         }
         for id in notification.refreshed {
-            guard let object = registry[id]?.object, object.snapshot != nil else { continue }
+            guard let object = registry[id]?.object, object.state.row != nil else { continue }
             object.state.refault()
             touched += 1
         }

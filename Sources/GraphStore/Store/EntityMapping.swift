@@ -241,24 +241,46 @@ struct ResolvedKey: Sendable {
 /// How to read rows of several entities of one table from one statement: the union of their columns, and for each
 /// entity where its own columns sit in that union. Fetching an entity with sub-entities selects every column any of
 /// them needs, as Core Data does.
+///
+/// A plan made with `properties` reads partial rows: `Z_ENT`, `Z_PK`, `Z_OPT` and only the named attributes and
+/// to-ones of each entity (the others are not selected at all), and marks each row with what it holds.
 public struct RowReadPlan: Sendable {
     public let selectList: String
     /// The terms of `selectList`, qualified with `t0.` (the first may be the constant `0`).
     let columns: [String]
-    /// Entity number → result-column positions of that entity's `selectColumns`.
+    /// Entity number → result-column positions of that entity's `selectColumns` (-1: not selected).
     let positions: [Int: [Int32]]
     let mappings: [Int: EntityMapping]
+    /// Entity number → what that entity's rows hold; absent for an entity read whole.
+    let loaded: [Int: LoadedProperties]
     let hasEntityColumn: Bool
     let defaultEntity: Int
     /// The entity numbers a row read by this plan may carry (see `ObjectID.stored`).
     let entityNumbers: ClosedRange<Int>
 
     public init(_ mappings: [EntityMapping]) {
+        self.init(mappings, properties: nil)
+    }
+
+    /// A plan reading only `properties` (names of stored attributes and to-ones; names an entity lacks are
+    /// skipped) of each entity, or whole rows when nil.
+    init(_ mappings: [EntityMapping], properties: Set<String>?) {
         var union: [String] = []
         var indexByColumn: [String: Int32] = [:]
         var positions: [Int: [Int32]] = [:]
+        var loaded: [Int: LoadedProperties] = [:]
         for mapping in mappings {
+            let held = properties.flatMap { LoadedProperties.of(mapping, named: $0) }
+            if let held { loaded[mapping.number] = held }
+            var selected = Array(repeating: true, count: 3)
+            selected += held?.attributes ?? Array(repeating: true, count: mapping.attributes.count)
+            for (index, toOne) in mapping.toOnes.enumerated() {
+                let wanted = held?.toOnes[index] ?? true
+                selected.append(wanted)
+                if toOne.entityColumn != nil { selected.append(wanted) }
+            }
             positions[mapping.number] = mapping.selectColumns.enumerated().map { offset, column in
+                guard selected[offset] else { return -1 }
                 // The first term is `t0.Z_ENT` or `0`; all entities share position 0 for it.
                 let key = offset == 0 ? "#entity" : column
                 if let index = indexByColumn[key] { return index }
@@ -272,10 +294,14 @@ public struct RowReadPlan: Sendable {
         self.columns = union
         self.positions = positions
         self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { ($0.number, $0) })
+        self.loaded = loaded
         self.hasEntityColumn = mappings[0].tableHasSubentities
         self.defaultEntity = mappings[0].number
         self.entityNumbers = mappings[0].entityNumbers
     }
+
+    /// Whether every row this plan reads is whole.
+    var readsWholeRows: Bool { loaded.isEmpty }
 
     /// The select list with the table aliased `alias` instead of `t0`.
     func selectList(alias: String) -> String {

@@ -191,12 +191,17 @@ extension PersistentStoreCoordinator {
                 let mapping = self.mapping(forEntityNumber: id.entityNumber)
                 var changed: [String] = []
                 if let before = cached[id] {
-                    for index in mapping.attributes.indices where before.values[index] != snapshot.values[index] {
+                    // A partial row held only some values: the others are not known to have changed or not, and
+                    // are not reported.
+                    for index in mapping.attributes.indices where before.holdsAttribute(index) && before.values[index] != snapshot.values[index] {
                         changed.append(mapping.attributes[index].name)
                     }
-                    for index in mapping.toOnes.indices where before.toOneKeys[index] != snapshot.toOneKeys[index] {
+                    for index in mapping.toOnes.indices where before.holdsToOne(index) && before.toOneKeys[index] != snapshot.toOneKeys[index] {
                         changed.append(mapping.toOnes[index].name)
                         if let key = before.toOneKeys[index] { owners.insert(key) }
+                        if let key = snapshot.toOneKeys[index] { owners.insert(key) }
+                    }
+                    for index in mapping.toOnes.indices where !before.holdsToOne(index) {
                         if let key = snapshot.toOneKeys[index] { owners.insert(key) }
                     }
                 } else {
@@ -219,7 +224,7 @@ extension ObjectContext {
     @discardableResult
     public func mergeChangesFromOtherConnections() throws(StoreError) -> SaveNotification? {
         var held: [ObjectID: Int64] = [:]
-        for (id, entry) in registry { if let snapshot = entry.object.snapshot { held[id] = snapshot.version } }
+        for (id, entry) in registry { if let row = entry.object.state.row { held[id] = row.version } }
         guard let note = try coordinator.changesFromOtherConnections(alsoChecking: held) else { return nil }
         mergeChanges(fromContextDidSave: note)
         return note

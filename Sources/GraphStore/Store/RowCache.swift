@@ -3,6 +3,9 @@ import Synchronization
 /// The coordinator's row cache: the last-read persisted values of rows, keyed by object ID and shared by every
 /// context on the coordinator. A fault whose row is here needs no SQL.
 ///
+/// A row may be partial (read with chosen properties only): the cache keeps what it was given and each row says
+/// what it lacks (`RowSnapshot.loaded`), so a fault that needs a property the cached row lacks reads the row.
+///
 /// Bounded, least-recently-used, safe to use from any thread. Every operation takes one lock; lookups, inserts,
 /// removals and evictions are O(1) and a lookup allocates nothing.
 public final class RowCache: Sendable {
@@ -166,13 +169,7 @@ private struct LRUState {
     mutating func insert(_ snapshot: RowSnapshot) {
         let id = snapshot.objectID
         if let slot = index[id] {
-            // Keys are never reused, so a higher Z_OPT is always the newer row: a read that finished after a save
-            // must not put the older values back.
-            if let current = slots[Int(slot)].snapshot, current.version > snapshot.version {
-                moveToFront(slot)
-                return
-            }
-            slots[Int(slot)].snapshot = snapshot
+            slots[Int(slot)].snapshot = Self.kept(slots[Int(slot)].snapshot, offered: snapshot)
             moveToFront(slot)
             return
         }
@@ -198,6 +195,17 @@ private struct LRUState {
         }
         index[id] = slot
         linkAtFront(slot)
+    }
+
+    /// What a slot holding `current` keeps when `offered` arrives. Keys are never reused, so a higher Z_OPT is
+    /// always the newer row: a read that finished after a save must not put the older values back. Of two rows of
+    /// one version, the cache keeps what either holds: a partial row never replaces a whole one, and two partial
+    /// ones are merged.
+    static func kept(_ current: RowSnapshot?, offered: RowSnapshot) -> RowSnapshot {
+        guard let current else { return offered }
+        if current.version > offered.version { return current }
+        if current.version < offered.version || offered.isComplete { return offered }
+        return current.merged(with: offered)
     }
 
     mutating func remove(_ id: ObjectID) {

@@ -112,14 +112,22 @@ enum SQLiteValues {
     static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(sqlite3_column_int64(statement, offset)) : plan.defaultEntity
         let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!  // cannot fail: the plan holds its default
-        return snapshot(statement, mapping: mapping, positions: plan.positions[mapping.number], offset: offset)
+        let number = mapping.number
+        return snapshot(statement, mapping: mapping, positions: plan.positions[number], offset: offset,
+                        loaded: plan.readsWholeRows ? nil : plan.loaded[number])
     }
 
-    private static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping, positions: [Int32]?, offset: Int32) -> RowSnapshot {
+    /// Reads one row. With `positions`, each term of the mapping's select list is at its position there, and a
+    /// negative position is a term the statement did not select: its value is left a placeholder (`loaded` says
+    /// which are held).
+    private static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping, positions: [Int32]?, offset: Int32,
+                                 loaded: LoadedProperties? = nil) -> RowSnapshot {
         var term = 0
         func next() -> Int32 {
             defer { term += 1 }
-            return offset + (positions?[term] ?? Int32(term))
+            guard let positions else { return offset + Int32(term) }
+            let position = positions[term]
+            return position < 0 ? -1 : offset + position
         }
         let entityColumn = next()
         let id = ObjectID.stored(entity: mapping.tableHasSubentities ? sqlite3_column_int64(statement, entityColumn) : Int64(mapping.number),
@@ -129,24 +137,26 @@ enum SQLiteValues {
         var values: [AttributeValue] = []
         values.reserveCapacity(types.count)
         for type in types {
-            values.append(value(statement, next(), as: type))
+            let column = next()
+            values.append(column < 0 ? .null : value(statement, column, as: type))
         }
         let destinations = mapping.toOneDestinations
         var keys: [ObjectID?] = []
         keys.reserveCapacity(destinations.count)
         for toOne in destinations {
             let column = next()
-            let isNull = sqlite3_column_type(statement, column) == SQLITE_NULL
+            let entityColumn = toOne.hasEntityColumn ? next() : -1
+            guard column >= 0, sqlite3_column_type(statement, column) != SQLITE_NULL else {
+                keys.append(nil)
+                continue
+            }
             let key = sqlite3_column_int64(statement, column)
             var destination = Int64(toOne.number)
-            if toOne.hasEntityColumn {
-                let entityColumn = next()
-                if sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
-                    destination = sqlite3_column_int64(statement, entityColumn)
-                }
+            if entityColumn >= 0, sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
+                destination = sqlite3_column_int64(statement, entityColumn)
             }
-            keys.append(isNull ? nil : ObjectID.stored(entity: destination, of: toOne.entities, key: key))
+            keys.append(ObjectID.stored(entity: destination, of: toOne.entities, key: key))
         }
-        return RowSnapshot(objectID: id, version: version, values: values, toOneKeys: keys)
+        return RowSnapshot(objectID: id, version: version, values: values, toOneKeys: keys, loaded: loaded)
     }
 }

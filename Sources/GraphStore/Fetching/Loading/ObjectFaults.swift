@@ -26,17 +26,24 @@ extension ObjectContext {
     /// Fills an object's fault, by the first loader that applies: the row cache (a hit, no SQL); the object's
     /// batched-fault group, whose unfired members are read with it in one statement; or its row alone, by primary
     /// key. A row that is gone leaves the object with `ContextError.objectNotFound`.
+    ///
+    /// A cached row serves a fault when it is whole, or when it holds the property read and the object held
+    /// nothing yet (a partial row then, as fetched). A partial object's fault (a *partial fault*) wants the whole
+    /// row: from the cache when it is there, else one statement by key, never its batch's siblings, which are not
+    /// faults.
     func fulfillFault(_ object: ManagedObject, trigger: FaultTrigger) {
         let start = ContinuousClock.now
         let objectID = object.objectID
+        let isPartial = object.state.partial != nil
         if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
-        let cached = coordinator.rowCache.snapshot(for: objectID)
+        var cached = coordinator.rowCache.snapshot(for: objectID)
+        if let row = cached, !row.isComplete, isPartial || !row.holds(trigger, of: object.mapping) { cached = nil }
         if let cached {
             object.state.load(cached)
         } else {
             let cause = StatementCause.objectFault(entity: object.entityName, key: trigger.description)
             do throws(ContextError) {
-                let snapshot = if let group = batchedFaults.group(of: objectID) {
+                let snapshot = if !isPartial, let group = batchedFaults.group(of: objectID) {
                     try fulfillFaultBatch(for: objectID, in: group, cause: cause)
                 } else {
                     try coordinator.fetchSnapshot(objectID, cause: cause, context: id)
@@ -48,6 +55,14 @@ extension ObjectContext {
         }
         coordinator.events.emit(.objectFault(ObjectFaultEvent(
             entity: object.entityName, objectID: objectID, key: trigger.description, isCacheHit: cached != nil,
-            duration: ContinuousClock.now - start)), context: id)
+            isPartial: isPartial, duration: ContinuousClock.now - start)), context: id)
+    }
+}
+
+extension RowSnapshot {
+    /// Whether the row holds what `trigger` reads: the property it names; anything else needs the whole row.
+    func holds(_ trigger: FaultTrigger, of mapping: EntityMapping) -> Bool {
+        guard case .key(let key) = trigger, let slot = mapping.slot(forKey: key) else { return isComplete }
+        return holds(slot)
     }
 }

@@ -31,7 +31,7 @@ extension ObjectContext {
         let count = counting ? ", (\(plan.countSQL)) AS _count" : ""
         let sql = plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList + count, joins: joined.joins, limit: limit, offset: offset)
         return try loadRows(sql: sql, arguments: counting ? plan.arguments + plan.arguments : plan.arguments, rowPlan: plan.rowPlan,
-                            joined: joined, request: request, cause: .fetch(entity: plan.mapping.name),
+                            joined: joined, request: request, selection: plan.selection, cause: .fetch(entity: plan.mapping.name),
                             countColumn: counting ? joined.endColumn : nil)
     }
 
@@ -39,7 +39,8 @@ extension ObjectContext {
     /// to-many a joined prefetch read, and runs the separate prefetch statements for them. `countColumn`, if any,
     /// holds a count the statement took, the same on every row.
     func loadRows(
-        sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest, cause: StatementCause,
+        sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest,
+        selection: PropertySelection, cause: StatementCause,
         countColumn: Int32? = nil
     ) throws(ContextError) -> LoadedObjects {
         var rows: [RowSnapshot] = []
@@ -74,12 +75,14 @@ extension ObjectContext {
             }
         }
         noteSurfaced(.rows(rows))
+        let readsPartialRows = !rowPlan.readsWholeRows
         let objects = rows.map { snapshot -> ManagedObject in
             let object = object(with: snapshot.objectID)
-            if !request.returnsObjectsAsFaults, object.snapshot == nil, !object.isInserted { object.state.load(snapshot) }
+            // Objects of chosen properties come back holding them (partial), whatever `returnsObjectsAsFaults` says.
+            if !request.returnsObjectsAsFaults || readsPartialRows { object.state.offer(snapshot) }
             return object
         }
-        try prefetch(PrefetchNode.tree(joined.remainingKeyPaths), rows: rows, prefix: "", retained: &retained)
+        try prefetch(PrefetchNode.tree(joined.remainingKeyPaths), rows: rows, prefix: "", selection: selection, retained: &retained)
         return LoadedObjects(objects: objects, retained: retained, total: total)
     }
 
@@ -88,13 +91,15 @@ extension ObjectContext {
     func materialize(_ rows: [RowSnapshot], prefetchedFor keyPath: String? = nil) -> [ManagedObject] {
         rows.map { row in
             let object = object(with: row.objectID)
-            if object.snapshot == nil, !object.isInserted {
+            if object.state.row == nil, !object.isInserted {
                 object.state.load(row)
                 if let keyPath, tracksPrefetchUse {
                     object.isUntouchedPrefetch = true
                     prefetchedObjects[keyPath, default: []].append(row.objectID)
                     untouchedPrefetches.insert(row.objectID)
                 }
+            } else {
+                object.state.offer(row)
             }
             return object
         }

@@ -5,7 +5,9 @@ extension ObjectContext {
 
     /// Loads the relationships of `nodes` for `rows` (objects of one table), then their children from the rows
     /// loaded. To-ones skip destinations already in the row cache; to-manys fill their owners' relationship faults.
-    func prefetch(_ nodes: [PrefetchNode], rows: [RowSnapshot], prefix: String, retained: inout [ManagedObject]) throws(ContextError) {
+    /// `selection` says what each key path's rows read (whole rows where it names nothing).
+    func prefetch(_ nodes: [PrefetchNode], rows: [RowSnapshot], prefix: String, selection: PropertySelection,
+                  retained: inout [ManagedObject]) throws(ContextError) {
         guard !nodes.isEmpty, !rows.isEmpty else { return }
         var byEntity: [Int: [RowSnapshot]] = [:]
         for row in rows { byEntity[row.objectID.entityNumber, default: []].append(row) }
@@ -38,23 +40,26 @@ extension ObjectContext {
             }
             var destinations: [RowSnapshot] = []
             if !toOneIDs.isEmpty {
-                destinations += try prefetchToOne(toOneIDs, keyPath: keyPath, retained: &retained)
+                destinations += try prefetchToOne(toOneIDs, keyPath: keyPath, properties: selection.names(at: keyPath), retained: &retained)
             }
             for group in toManyOwners {
-                destinations += try prefetchToMany(group.mapping, index: group.index, owners: group.owners, keyPath: keyPath, retained: &retained)
+                destinations += try prefetchToMany(group.mapping, index: group.index, owners: group.owners, keyPath: keyPath,
+                                                   properties: selection.names(at: keyPath), retained: &retained)
             }
-            try prefetch(node.children, rows: destinations, prefix: keyPath, retained: &retained)
+            try prefetch(node.children, rows: destinations, prefix: keyPath, selection: selection, retained: &retained)
         }
     }
 
-    /// `SELECT … FROM <DEST> t0 WHERE t0.Z_PK IN (…)` for the destinations not cached yet; returns every destination row.
-    private func prefetchToOne(_ ids: [ObjectID], keyPath: String, retained: inout [ManagedObject]) throws(ContextError) -> [RowSnapshot] {
-        let cached = coordinator.rowCache.cachedSnapshots(for: ids)
+    /// `SELECT … FROM <DEST> t0 WHERE t0.Z_PK IN (…)` for the destinations not cached yet (or cached without some
+    /// of `properties`); returns every destination row.
+    private func prefetchToOne(_ ids: [ObjectID], keyPath: String, properties: Set<String>?, retained: inout [ManagedObject]) throws(ContextError) -> [RowSnapshot] {
+        let plan = rowPlan(forTableOf: coordinator.mapping(forEntityNumber: ids[0].entityNumber), properties: properties)
+        var cached = coordinator.rowCache.cachedSnapshots(for: ids)
+        for (id, row) in cached where !row.holdsAll(of: plan.loaded[id.entityNumber]) { cached[id] = nil }
         var rows = ids.compactMap { cached[$0] }
         let missing = ids.filter { cached[$0] == nil }
         if !missing.isEmpty {
             let mapping = coordinator.mapping(forEntityNumber: missing[0].entityNumber)
-            let plan = rowPlan(forTableOf: mapping)
             var loaded: [RowSnapshot] = []
             for chunk in KeyList.chunks(missing) {
                 let list = KeyList(chunk.map(\.primaryKey))
@@ -73,11 +78,11 @@ extension ObjectContext {
     /// The destinations of a to-many for many owners in one statement (`… WHERE t0.<INVERSE> IN (…) ORDER BY
     /// t0.<INVERSE>`, or through the join table); fills each owner's relationship fault.
     private func prefetchToMany(
-        _ mapping: EntityMapping, index: Int, owners: [ObjectID], keyPath: String, retained: inout [ManagedObject]
+        _ mapping: EntityMapping, index: Int, owners: [ObjectID], keyPath: String, properties: Set<String>?, retained: inout [ManagedObject]
     ) throws(ContextError) -> [RowSnapshot] {
         let toMany = mapping.toManys[index]
         let destination = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
-        let plan = rowPlan(forTableOf: destination)
+        let plan = rowPlan(forTableOf: destination, properties: properties)
         var rows: [RowSnapshot] = []
         var members: [Int64: [ObjectID]] = [:]
         for chunk in KeyList.chunks(owners) {

@@ -1,0 +1,199 @@
+import ChatFixture
+import Foundation
+import GraphStore
+import Testing
+
+/// Objects fetched with chosen properties (`propertiesToFetch`): the statements name only those columns, the objects
+/// are partial, reading a property they lack reads the rest of the row in exactly one statement (a partial fault),
+/// and the row cache keeps partial rows knowing what they lack.
+@Suite struct PartialRowTests {
+    private func messages(_ properties: [String], prefetch: [String] = [], strategy: FetchRequest.PrefetchStrategy = .joined) -> FetchRequest {
+        var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("SELF")])
+        request.propertiesToFetch = properties
+        request.relationshipKeyPathsForPrefetching = prefetch
+        request.prefetchStrategy = strategy
+        return request
+    }
+
+    @Test func theStatementNamesOnlyTheChosenColumns() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        var fetched: FetchedObjects?
+        let sql = try store.statements { fetched = try context.fetch(messages(["text", "sentAt"])) }
+        #expect(sql.map(\.sql) == ["SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZTEXT, t0.ZSENTAT FROM ZMESSAGE t0 ORDER BY t0.Z_PK"])
+        let all = Array(try #require(fetched))
+        #expect(all.count == 31)
+        var texts: [String] = []
+        let cost = try store.fixture.measure { texts = all.map { $0.value(forKey: "text") as? String ?? "" } }
+        #expect(cost.statements == 0)
+        #expect(cost.partialFaults == 0)
+        #expect(texts.allSatisfy { $0.hasPrefix("message ") })
+        #expect(all.allSatisfy { $0.isPartial && !$0.isFault })
+        #expect(all[0].loadedPropertyNames == ["text", "sentAt"])
+    }
+
+    @Test func readingAMissingPropertyCostsExactlyOneStatement() throws {
+        let store = try ChatStore()
+        let referenceContext = store.fixture.context("reference")
+        let reference = Array(try referenceContext.fetch(messages([])))
+        store.coordinator.rowCache.removeAll()
+        let context = store.fixture.context()
+        let message = try #require(try context.fetch(messages(["text"])).first)
+        #expect(message.isPartial)
+        let recorder = SQLRecorder(store.coordinator)
+        var sender: ManagedObject?
+        let cost = try store.fixture.measure { sender = message.object(forKey: "sender") }
+        #expect(cost.statements == 1)
+        #expect(cost.objectFaults == 1)
+        #expect(cost.partialFaults == 1)
+        #expect(cost.cacheMisses == 1)
+        #expect(recorder.statements.map(\.sql) == [try #require(store.coordinator.mapping(forEntity: "Message")).selectByPrimaryKey])
+        #expect(!message.isPartial && !message.isFault)
+        #expect(sender?.objectID == reference[0].object(forKey: "sender")?.objectID)
+        // The rest came with it: nothing more to read.
+        #expect(try store.fixture.measure { _ = message.value(forKey: "sentAt"); _ = message.value(forKey: "kind") }.statements == 0)
+    }
+
+    @Test func eachPartialObjectFaultsAlone() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        context.faultBatchSize = 16
+        let all = Array(try context.fetch(messages(["text"])))
+        let cost = try store.fixture.measure { for message in all.prefix(5) { _ = message.value(forKey: "sentAt") } }
+        #expect(cost.statements == 5)
+        #expect(cost.partialFaults == 5)
+        #expect(cost.objectFaults == 5)
+    }
+
+    @Test func prefetchedObjectsCanBePartialToo() throws {
+        let store = try ChatStore()
+        for strategy in FetchRequest.PrefetchStrategy.allCases {
+            store.coordinator.rowCache.removeAll()
+            let context = store.fixture.context()
+            var fetched: FetchedObjects?
+            let sql = try store.statements {
+                fetched = try context.fetch(messages(["text", "sender.name"], prefetch: ["sender"], strategy: strategy))
+            }
+            switch strategy {
+            case .joined:
+                #expect(sql.map(\.sql) == [
+                    "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZTEXT, t0.ZSENDER, 0, p1.Z_PK, p1.Z_OPT, p1.ZNAME FROM ZMESSAGE t0 LEFT JOIN ZUSER p1 ON p1.Z_PK = t0.ZSENDER ORDER BY t0.Z_PK",
+                ])
+            case .separateQueries:
+                #expect(sql.count == 2)
+                #expect(sql.first?.sql == "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZTEXT, t0.ZSENDER FROM ZMESSAGE t0 ORDER BY t0.Z_PK")
+                #expect(sql.last?.sql.hasPrefix("SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZNAME FROM ZUSER t0 WHERE t0.Z_PK IN ") == true)
+            }
+            let all = Array(try #require(fetched))
+            var names: [String] = []
+            let cost = try store.fixture.measure {
+                names = all.map { $0.object(forKey: "sender")?.value(forKey: "name") as? String ?? "?" }
+            }
+            #expect(cost.statements == 0, "\(strategy)")
+            #expect(Set(names) == ["Ana", "Budi", "Chaiya", "Dewi", "Eun", "Fumiko"])
+            #expect(all.allSatisfy { $0.object(forKey: "sender")?.isPartial == true })
+        }
+    }
+
+    @Test func aWindowedBatchCarriesOnlyTheChosenColumns() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("isPinned", ascending: false), .init("lastMessageAt", ascending: false)])
+        request.fetchBatchSize = 3
+        request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
+        request.prefetchStrategy = .joined
+        request.countsWithFirstBatch = true
+        request.propertiesToFetch = ["title", "isPinned", "lastMessage.text", "lastMessage.sender.name"]
+        var fetched: FetchedObjects?
+        let sql = try store.statements { fetched = try context.fetch(request) }
+        #expect(sql.map(\.sql) == [
+            "SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, 0, p1.Z_PK, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, 0, p2.Z_PK, p2.Z_OPT, p2.ZNAME, "
+                + "(SELECT COUNT(*) FROM ZCHAT t0) AS _count FROM (SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, t0.ZISPINNED AS _s0, "
+                + "t0.ZLASTMESSAGEAT AS _s1, t0.Z_PK AS _s2 FROM ZCHAT t0 ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK LIMIT 3) t0 "
+                + "LEFT JOIN ZMESSAGE p1 ON p1.Z_PK = t0.ZLASTMESSAGE LEFT JOIN ZUSER p2 ON p2.Z_PK = p1.ZSENDER ORDER BY t0._s0 DESC, t0._s1 DESC, t0._s2",
+        ])
+        let chats = try #require(fetched)
+        #expect(chats.count == 8)
+        let first = try store.fixture.measure {
+            _ = chats.prefix(3).map { ($0.value(forKey: "title"), $0.object(forKey: "lastMessage")?.object(forKey: "sender")?.value(forKey: "name")) }
+        }
+        #expect(first.statements == 0)
+        // A later batch reads the same columns.
+        let later = store.statements { _ = chats[5].value(forKey: "title") }
+        #expect(later.last?.sql.hasPrefix("SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, 0, p1.Z_PK, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, 0, p2.Z_PK, p2.Z_OPT, p2.ZNAME FROM ZCHAT t0 ") == true)
+    }
+
+    @Test func theRowCacheKeepsPartialRowsAndKnowsWhatTheyLack() throws {
+        let store = try ChatStore()
+        _ = Array(try store.fixture.context("fetching").fetch(messages(["text"])))
+        let id = try #require(store.coordinator.rowCache.idsByRecency().last)
+        let cached = try #require(store.coordinator.rowCache.snapshot(for: id))
+        #expect(!cached.isComplete)
+        #expect(cached.loaded?.names == ["text"])
+        // Another context's fault on a property the row holds is a hit; one it lacks reads the row.
+        let other = store.fixture.context("other")
+        let hit = try store.fixture.measure { _ = other.object(with: id).value(forKey: "text") }
+        #expect(hit.statements == 0 && hit.cacheHits == 1)
+        let third = store.fixture.context("third")
+        let miss = try store.fixture.measure { _ = third.object(with: id).value(forKey: "sentAt") }
+        #expect(miss.statements == 1 && miss.cacheMisses == 1 && miss.partialFaults == 0)
+        #expect(store.coordinator.rowCache.snapshot(for: id)?.isComplete == true)
+        // A partial row read later does not replace the whole one.
+        _ = Array(try store.fixture.context("again").fetch(messages(["text"])))
+        #expect(store.coordinator.rowCache.snapshot(for: id)?.isComplete == true)
+    }
+
+    @Test func changingAPartialObjectKeepsEveryOtherColumn() throws {
+        let store = try ChatStore()
+        let before = try store.fixture.context("before").fetchDictionaries(messages([]))
+        store.coordinator.rowCache.removeAll()
+        let context = store.fixture.context()
+        let all = Array(try context.fetch(messages(["text"])))
+        let cost = try store.fixture.measure { all[0].setValue("changed", forKey: "text") }
+        #expect(cost.partialFaults == 1 && cost.statements == 1)
+        let otherChat = all[all.count - 1].object(forKey: "chat")
+        all[1].setObject(otherChat, forKey: "chat")
+        try context.save()
+        store.coordinator.rowCache.removeAll()
+        let after = try store.fixture.context("after").fetchDictionaries(messages([]))
+        #expect(after[0]["text"] == .string("changed"))
+        #expect(after[0].filter { $0.key != "text" } == before[0].filter { $0.key != "text" })
+        #expect(after[1] == before[1])
+        let chatOfSecond = try store.fixture.context("keys").fetchDictionaries(messages(["chat"]))
+        #expect(chatOfSecond[1]["chat"] == .integer(try #require(otherChat).objectID.primaryKey))
+    }
+
+    @Test func anotherContextsSaveReachesAPartialObject() throws {
+        let store = try ChatStore()
+        let reader = store.fixture.context("reader")
+        let message = try #require(try reader.fetch(messages(["text"])).first)
+        let writer = store.fixture.context("writer")
+        let inbox = SaveInbox(coordinator: store.coordinator, excluding: reader.id)
+        let same = try writer.existingObject(with: message.objectID)
+        same.setValue("edited elsewhere", forKey: "text")
+        same.setValue(true, forKey: "isEdited")
+        try writer.save()
+        for note in inbox.take() { reader.mergeChanges(fromContextDidSave: note) }
+        #expect(!message.isPartial)
+        #expect(message.value(forKey: "text") as? String == "edited elsewhere")
+        #expect(message.value(forKey: "isEdited") as? Bool == true)
+    }
+
+    @Test func namesThatCannotBeReadAreRefused() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        for (properties, prefetch, words) in [
+            (["nope"], [String](), "has no stored attribute or to-one 'nope'"),
+            (["reactions"], [], "has no stored attribute or to-one 'reactions'"),
+            (["sender.name"], [], "reads through 'sender', which the request does not prefetch"),
+            (["sender.nope"], ["sender"], "User has no stored attribute or to-one 'nope'"),
+            (["text."], [], "is not a key path"),
+        ] {
+            #expect {
+                _ = try context.fetch(messages(properties, prefetch: prefetch))
+            } throws: { error in
+                "\(error)".contains(words)
+            }
+        }
+    }
+}
