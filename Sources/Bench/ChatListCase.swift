@@ -73,6 +73,7 @@ final class ChatListCases {
                 request.countsWithFirstBatch = true
                 request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
                 request.prefetchStrategy = .joined
+                request.propertiesToFetch = ChatListStore.drawnProperties
                 return try context.fetch(request)
             }
         }
@@ -93,6 +94,8 @@ final class ChatListCases {
                 request.batchingMode = .faithful
                 request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
                 request.prefetchStrategy = .separateQueries
+                // Core Data's propertiesToFetch chooses the fetched entity's properties; prefetched rows come whole.
+                request.propertiesToFetch = ChatListStore.drawnProperties.filter { !$0.contains(".") }
                 return try context.fetch(request)
             }
         }
@@ -179,6 +182,7 @@ final class ChatListCases {
             request.countsWithFirstBatch = true
             request.relationshipKeyPathsForPrefetching = ["lastMessage.sender"]
             request.prefetchStrategy = .joined
+            request.propertiesToFetch = ChatListStore.drawnProperties
             var memory = ScrollMemory()
             var status: BatchingStatus?
             ProcessMemory.resetPeak()
@@ -529,6 +533,10 @@ final class ChatListStore {
     static func request() -> FetchRequest {
         FetchRequest(entityName: "Chat", sortDescriptors: [.init("isPinned", ascending: false), .init("lastMessageAt", ascending: false), .init("SELF")])
     }
+
+    /// What a row of the list reads (`ChatRow`), as the tuned fetch asks for it: the chat's title and stored member
+    /// count, its last message's text, that message's sender's name, and the to-ones between them.
+    static let drawnProperties = ["title", "membersCount", "lastMessage", "lastMessage.text", "lastMessage.sender", "lastMessage.sender.name"]
 }
 
 /// The SQL names the raw peers use, taken from the schema Faultline lays out.

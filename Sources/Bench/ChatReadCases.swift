@@ -75,6 +75,9 @@ final class ChatReadCases {
                 request.relationshipKeyPathsForPrefetching = ["sender", "replyTo.sender", "reactions"]
                 request.prefetchStrategy = .joined
                 request.joinsToManyPrefetch = true
+                // What the pane draws (`MessageRow`): the reactions are counted, so of them only the emoji is read.
+                request.propertiesToFetch = ["text", "sentAt", "sender", "replyTo", "sender.name", "replyTo.text", "replyTo.sender",
+                                             "replyTo.sender.name", "reactions.emoji"]
             }
             return request
         }

@@ -6,12 +6,13 @@ import Testing
 /// Every input must give a value or throw the parser's own error (`PredicateError`, `ModelError`) — never crash,
 /// never hang — and what parses must go on working: a predicate compiles to SQL that runs and selects what
 /// evaluating it in memory selects; a model opens a store. `docs/testing.md` tells how to run more seeds.
-@Suite struct FuzzTests {
+///
+/// No input's time is asserted: a time is not a fact a test can check on a shared machine. A hang (a parser that
+/// loops, or goes quadratic on a long input) is caught by the suite's time limit instead.
+@Suite(.timeLimit(.minutes(5))) struct FuzzTests {
     typealias P = GraphStore.Predicate
     typealias PE = GraphStore.PredicateError
 
-    /// The longest one input may take (a debug build on a slow machine parses any of them in a few milliseconds).
-    static let timeLimit: Duration = .seconds(1)
     static let predicateSeeds = TestEnvironment.seeds("PREDICATE_FUZZ", defaultCount: 8)
     static let predicateInputs = TestEnvironment.integer("PREDICATE_FUZZ_INPUTS") ?? 1_000
     static let modelSeeds = TestEnvironment.seeds("MODEL_FUZZ", defaultCount: 6)
@@ -50,21 +51,16 @@ import Testing
     static func check(_ format: String, _ arguments: [any PredicateArgumentConvertible], store: PredicateEvaluationTests.SavedStore,
                       context: ObjectContext) -> [String] {
         var problems: [String] = []
-        let start = ContinuousClock.now
         let parsed: P
         do {
             parsed = try P(format: format, arguments: arguments)
         } catch {
-            let elapsed = ContinuousClock.now - start
-            if elapsed > timeLimit { problems.append("took \(elapsed) to fail") }
             if error.format != format { problems.append("the error does not carry the format: \(error)") }
             if let position = error.position, !(0...format.count).contains(position) {
                 problems.append("the error's position \(position) is outside the format (\(format.count) characters): \(error)")
             }
             return problems
         }
-        let elapsed = ContinuousClock.now - start
-        if elapsed > timeLimit { problems.append("took \(elapsed) to parse") }
         // Without arguments every value is written in the format, so the description reads back as the same predicate.
         if !format.contains("%") {
             do {
@@ -163,7 +159,6 @@ import Testing
         let problems = onSmallStack { () -> [String] in
             var problems: [String] = []
             for format in formats {
-                let start = ContinuousClock.now
                 do {
                     _ = try P(format: format)
                     problems.append("\(format.prefix(40))… (\(format.count) characters) parsed")
@@ -172,8 +167,6 @@ import Testing
                 } catch {
                     problems.append("\(format.prefix(40))…: \(error)")
                 }
-                let elapsed = ContinuousClock.now - start
-                if elapsed > Self.timeLimit { problems.append("\(format.prefix(40))… took \(elapsed)") }
             }
             // As deep as allowed: parses, and the compiler and evaluator (which recurse over the result) cope.
             let limit = PredicateParser.maximumNesting
@@ -204,8 +197,10 @@ import Testing
         for problem in problems { Issue.record(Comment(rawValue: problem)) }
     }
 
-    /// Long inputs take time in proportion to their length: thousands of comparisons, a long string, a long number.
-    @Test func longInputsParseInLinearTime() {
+    /// Long inputs parse or fail with an error, and do not hang: thousands of comparisons, a long string, a long
+    /// number. A parser quadratic in its input would take hours on these (10^12 steps for the million characters),
+    /// so the suite's time limit stops it: a guard against a hang, not a measure of speed.
+    @Test func longInputsParseWithoutHanging() {
         let comparisons = Array(repeating: "name == 'ann'", count: 20_000).joined(separator: " AND ")
         let formats = [
             comparisons,
@@ -216,12 +211,12 @@ import Testing
             "a" + String(repeating: ".b", count: 50_000) + " == 1",
             "age IN {" + Array(repeating: "1", count: 50_000).joined(separator: ", ") + "}",
         ]
+        var parsed = 0
         for format in formats {
-            let start = ContinuousClock.now
-            _ = try? P(format: format)
-            let elapsed = ContinuousClock.now - start
-            #expect(elapsed < Self.timeLimit, "\(format.prefix(40))… (\(format.count) characters) took \(elapsed)")
+            if (try? P(format: format)) != nil { parsed += 1 }
         }
+        // The well-formed ones parse: the comparisons, the long string, the long number, the long key path, the list.
+        #expect(parsed == 5)
     }
 
     /// Predicates made from the grammar over the chat model (valid syntax, mostly valid keys, values of every kind):
@@ -269,16 +264,13 @@ import Testing
     /// refused with a `StoreError`) or failed with a `ModelError`.
     static func checkModel(_ text: Data, in folder: TemporaryDirectory, index: Int) -> [String] {
         var problems: [String] = []
-        let start = ContinuousClock.now
         let model: ObjectModel
         do {
             model = try ObjectModel(try XcodeModelLoader.declarations(fromXML: text, file: "contents"))
         } catch {
-            if ContinuousClock.now - start > timeLimit { problems.append("took \(ContinuousClock.now - start) to fail") }
             if error.problems.isEmpty { problems.append("a ModelError without problems") }
             return problems
         }
-        if ContinuousClock.now - start > timeLimit { problems.append("took \(ContinuousClock.now - start) to load") }
         // A model SQLite cannot hold (more than 2,000 columns in one table) fails here with a `StoreError`, which
         // is fine; crashing is not.
         _ = try? PersistentStoreCoordinator(path: folder.path("store-\(index).sqlite"), model: model)

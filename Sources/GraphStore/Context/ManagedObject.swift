@@ -15,34 +15,39 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final private(set) weak var context: ObjectContext?
     public final let mapping: EntityMapping
 
+    // The stored properties read on every property access are marked `@exclusivity(unchecked)`: an object never
+    // leaves its context's thread or actor (it is not `Sendable`), and nothing here hands out one of them `inout`
+    // while calling code that could touch it again, so the runtime check of each access (`swift_beginAccess`, about
+    // 80 instructions, several per read) guards against nothing. The compiler still checks what it can see.
+
     /// Where the object is in its life: its row, inserted, deleted, gone (see `ObjectState`).
-    var state = ObjectState()
+    @exclusivity(unchecked) var state = ObjectState()
     /// Persisted values; nil while the object is a fault (or has never been saved).
     var snapshot: RowSnapshot? { state.snapshot }
     /// Values set since the last save, by attribute slot.
-    var attributeChanges = SlotChanges<AttributeValue>()
+    @exclusivity(unchecked) var attributeChanges = SlotChanges<AttributeValue>()
     /// Destinations set since the last save, by to-one slot.
-    var toOneChanges = SlotChanges<ObjectID?>()
+    @exclusivity(unchecked) var toOneChanges = SlotChanges<ObjectID?>()
     /// An inserted object's row as it will be saved: every stored attribute (defaults until set) and every to-one.
     /// The save hands both arrays to the new row's snapshot as they are, so a new object allocates no change
     /// records. Empty for a persisted object.
-    var newValues: [AttributeValue] = []
-    var newKeys: [ObjectID?] = []
+    @exclusivity(unchecked) var newValues: [AttributeValue] = []
+    @exclusivity(unchecked) var newKeys: [ObjectID?] = []
     /// Which attributes of an inserted object were set, one bit per attribute slot (slots past 63 count as set
     /// when their value differs from the default).
-    var newValuesSet: UInt64 = 0
+    @exclusivity(unchecked) var newValuesSet: UInt64 = 0
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
-    var toManyStates: [Int: ToManyState] = [:]
+    @exclusivity(unchecked) var toManyStates: [Int: ToManyState] = [:]
     var transientValues: [String: AttributeValue] = [:]
     /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
     /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
     /// every other object cost one test.
-    var isUntouchedPrefetch = false
+    @exclusivity(unchecked) var isUntouchedPrefetch = false
     /// Whether the context holds this object in `changedObjects` (spares a hash lookup on every change).
-    var isTrackedAsChanged = false
+    @exclusivity(unchecked) var isTrackedAsChanged = false
     /// Set once the object enters its context's registry (it may have left it since): only then does its
     /// `deinit` need to look there.
-    var isRegistered = false
+    @exclusivity(unchecked) var isRegistered = false
     /// Why the row behind the object could not be had (it no longer exists, or could not be read); nil otherwise.
     public final var faultError: ContextError? { state.error }
 
@@ -339,7 +344,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// fault), whatever it holds.
     func fulfill(_ trigger: FaultTrigger) {
         noteRead()
-        guard snapshot == nil, !state.isInserted, faultError == nil else { return }
+        guard snapshot == nil, !state.isInserted, !state.isGone else { return }
         context?.fulfillFault(self, trigger: trigger)
     }
 

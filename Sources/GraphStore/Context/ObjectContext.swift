@@ -15,8 +15,11 @@ public final class ObjectContext {
     public let coordinator: PersistentStoreCoordinator
     public let id: ContextID
 
+    // `registry`, `batchedFaults` and `untouchedPrefetches` are read on every fault and every object made: they are
+    // `@exclusivity(unchecked)` for the reason `ManagedObject` gives (a context is confined to one thread or actor).
+
     /// Every registered object, held weakly unless it has changes (so browsing many rows keeps few alive).
-    var registry: [ObjectID: RegisteredObject] = [:]
+    @exclusivity(unchecked) var registry = ObjectIDTable<RegisteredObject>()
     /// Persisted objects with unsaved changes, held strongly until saved or rolled back.
     var changedObjects: OrderedDictionary<ObjectID, ManagedObject> = [:]
     /// Objects inserted since the last save, in insertion order, held strongly. Their temporary keys only grow
@@ -38,7 +41,7 @@ public final class ObjectContext {
         set { batchedFaults.size = newValue }
     }
     /// The batched-fault loader and the sibling groups it knows.
-    var batchedFaults = BatchedFaults()
+    @exclusivity(unchecked) var batchedFaults = BatchedFaults()
     /// Undo and redo steps, when `undoLevels` > 0.
     var undoHistory: UndoHistory?
     /// Saved steps undone (or redone) whose reverse the next save writes.
@@ -71,7 +74,7 @@ public final class ObjectContext {
     var prefetchedObjects: [String: [ObjectID]] = [:]
     /// Which of those nobody has read yet. An object that went away unread and comes back reads through a fault,
     /// which removes it here too.
-    var untouchedPrefetches: Set<ObjectID> = []
+    @exclusivity(unchecked) var untouchedPrefetches: Set<ObjectID> = []
 
     struct LinkKey: Hashable {
         let table: String

@@ -16,12 +16,17 @@ struct ObjectState {
     /// Some of the row's values, as read by a fetch that named the properties it wanted; nil unless partial.
     private(set) var partial: RowSnapshot?
     /// Why the row could not be had; nil unless gone.
-    private(set) var error: ContextError?
+    var error: ContextError? { failure?.error }
+    /// Whether the object is gone (`error` is set), without copying the error out.
+    var isGone: Bool { failure != nil }
+    /// The error, boxed: a `ContextError` is many words wide, and every object carries this state, copies it on
+    /// its hot paths and destroys it, where one nil reference costs nothing.
+    private var failure: Failure?
     private(set) var isInserted = false
     private(set) var isDeleted = false
 
     /// No row read yet, and none to read for an inserted object.
-    var isFault: Bool { snapshot == nil && partial == nil && !isInserted && error == nil }
+    var isFault: Bool { snapshot == nil && partial == nil && !isInserted && failure == nil }
 
     /// The row held, whole or partial.
     var row: RowSnapshot? { snapshot ?? partial }
@@ -36,7 +41,7 @@ struct ObjectState {
             self.snapshot = nil
             partial = snapshot
         }
-        error = nil
+        failure = nil
     }
 
     /// A row just read, taken if the object is still a fault, or holds a partial row this one adds to: never
@@ -49,14 +54,14 @@ struct ObjectState {
 
     /// The row is not there (or could not be read): the object is gone, with `error` saying why.
     mutating func fail(_ error: ContextError) {
-        self.error = error
+        failure = Failure(error: error)
     }
 
     /// Back to a fault: the row is read again on next access.
     mutating func refault() {
         snapshot = nil
         partial = nil
-        error = nil
+        failure = nil
     }
 
     /// The row held is dropped (it is stale): the next access reads it again. A gone object stays gone.
@@ -67,7 +72,7 @@ struct ObjectState {
 
     /// The row is back (an undo restored it): the error goes, and the object reads its row on next access.
     mutating func recover() {
-        error = nil
+        failure = nil
     }
 
     /// A new object, inserted into its context.
@@ -84,5 +89,14 @@ struct ObjectState {
     /// Marked deleted (or, with false, the mark taken back).
     mutating func markDeleted(_ deleted: Bool = true) {
         isDeleted = deleted
+    }
+}
+
+/// An object's error, held by reference (see `ObjectState.failure`).
+final class Failure {
+    let error: ContextError
+
+    init(error: ContextError) {
+        self.error = error
     }
 }

@@ -54,22 +54,31 @@ public final class EntityMapping: Sendable {
     /// What typed properties' wrappers resolved to, by the identity of their storage key path (see
     /// `ManagedObject.resolve(wrapper:key:)`). Each entry keeps its key path alive, so no other key path can come to
     /// share its identity; the compiler makes one key path per property, so the table stays as small as the model.
-    private let wrapperSlots = Mutex<[(keyPath: KeptKeyPath, resolved: ResolvedKey)]>([])
-    /// A bound on `wrapperSlots`, should key paths ever be made afresh per access.
+    ///
+    /// Read on every typed-property access, so reading takes no lock: the table is an immutable list, published
+    /// whole through an atomic pointer when an entry is added (under `wrapperTables`' lock, which also keeps every
+    /// list ever published alive, so a reader never holds a freed one).
+    private let wrapperTable = Atomic<Unmanaged<WrapperTable>?>(nil)
+    private let wrapperTables = Mutex<[WrapperTable]>([])
+    /// A bound on the table, should key paths ever be made afresh per access.
     private static let wrapperSlotLimit = 256
 
     /// A short list, searched by identity: cheaper than hashing for the few typed properties an entity has.
     func resolvedWrapper(_ keyPath: AnyKeyPath) -> ResolvedKey? {
-        wrapperSlots.withLock { list in
-            for entry in list where entry.keyPath.keyPath === keyPath { return entry.resolved }
+        guard let table = wrapperTable.load(ordering: .acquiring) else { return nil }
+        return table._withUnsafeGuaranteedRef { table in
+            for entry in table.entries where entry.keyPath.keyPath === keyPath { return entry.resolved }
             return nil
         }
     }
 
     func remember(_ resolved: ResolvedKey, forWrapper keyPath: AnyKeyPath) {
-        wrapperSlots.withLock { list in
-            guard list.count < Self.wrapperSlotLimit, !list.contains(where: { $0.keyPath.keyPath === keyPath }) else { return }
-            list.append((KeptKeyPath(keyPath: keyPath), resolved))
+        wrapperTables.withLock { tables in
+            let entries = tables.last?.entries ?? []
+            guard entries.count < Self.wrapperSlotLimit, !entries.contains(where: { $0.keyPath.keyPath === keyPath }) else { return }
+            let table = WrapperTable(entries: entries + [(KeptKeyPath(keyPath: keyPath), resolved)])
+            tables.append(table)
+            wrapperTable.store(Unmanaged.passUnretained(table), ordering: .releasing)
         }
     }
 
@@ -224,6 +233,15 @@ extension KeyBits {
     init(_ string: String) {
         let words = unsafeBitCast(string, to: (UInt64, UInt64).self)
         self.init(first: words.0, second: words.1)
+    }
+}
+
+/// One published state of an entity's wrapper table: never changed once made.
+final class WrapperTable: Sendable {
+    let entries: [(keyPath: KeptKeyPath, resolved: ResolvedKey)]
+
+    init(entries: [(keyPath: KeptKeyPath, resolved: ResolvedKey)]) {
+        self.entries = entries
     }
 }
 

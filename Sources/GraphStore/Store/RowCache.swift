@@ -144,12 +144,12 @@ private struct Slot {
     var next: SlotIndex
 }
 
-/// The cache's contents, guarded by the mutex: a dictionary from ID to slot plus a doubly-linked recency list
+/// The cache's contents, guarded by the mutex: a table from ID to slot plus a doubly-linked recency list
 /// threaded through the slot array, most recently used at `head`. Freed slots are chained for reuse, so a full
 /// cache that keeps taking new rows recycles its least recently used slot instead of growing.
 private struct LRUState {
     var capacity: Int
-    var index: [ObjectID: SlotIndex] = [:]
+    var index = ObjectIDTable<SlotIndex>()
     var slots: [Slot] = []
     var head = noSlot
     var tail = noSlot
@@ -296,7 +296,7 @@ private struct LRUState {
     private mutating func compact() {
         var packed: [Slot] = []
         packed.reserveCapacity(index.count)
-        var packedIndex = [ObjectID: SlotIndex](minimumCapacity: index.count)
+        var packedIndex = ObjectIDTable<SlotIndex>(minimumCapacity: index.count)
         var slot = head
         while slot != noSlot {
             let position = SlotIndex(packed.count)

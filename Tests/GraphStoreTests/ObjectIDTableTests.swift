@@ -1,0 +1,44 @@
+@testable import GraphStore
+import Testing
+
+/// The hash table behind a context's registry and the row cache's index, against a `Dictionary` doing the same
+/// random inserts, replacements and removals: the same contents after every step, through growth and the
+/// backward-shift deletion's wrap-around.
+@Suite struct ObjectIDTableTests {
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func randomOperationsAgreeWithADictionary(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var table = ObjectIDTable<Int>()
+        var reference: [ObjectID: Int] = [:]
+        // Few distinct keys, so that removals often hit, across two entities.
+        for step in 0..<20_000 {
+            let key = ObjectID(entityNumber: 1 + random.below(2), primaryKey: Int64(random.below(600)))
+            switch random.below(3) {
+            case 0, 1:
+                table[key] = step
+                reference[key] = step
+            default:
+                #expect(table.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            }
+            if step % 997 == 0 {
+                #expect(table.count == reference.count)
+                #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == reference)
+            }
+        }
+        for (key, value) in reference { #expect(table[key] == value) }
+        #expect(table[ObjectID(entityNumber: 3, primaryKey: 1)] == nil)
+        table.removeAll()
+        #expect(table.isEmpty && table[ObjectID(entityNumber: 1, primaryKey: 1)] == nil)
+    }
+
+    @Test func sequentialKeysFillAndEmpty() {
+        var table = ObjectIDTable<Int>(minimumCapacity: 10)
+        for key in 1...100_000 { table[ObjectID(entityNumber: 1, primaryKey: Int64(key))] = key }
+        #expect(table.count == 100_000)
+        #expect(table.capacity >= 100_000)
+        for key in stride(from: 1, through: 100_000, by: 2) { table[ObjectID(entityNumber: 1, primaryKey: Int64(key))] = nil }
+        #expect(table.count == 50_000)
+        #expect((1...100_000).allSatisfy { key in table[ObjectID(entityNumber: 1, primaryKey: Int64(key))] == (key % 2 == 0 ? key : nil) })
+        #expect(table.values.sorted() == Array(stride(from: 2, through: 100_000, by: 2)))
+    }
+}
