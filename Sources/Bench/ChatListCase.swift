@@ -29,13 +29,12 @@ final class ChatListCases {
     /// batch would add (both measured in docs/bench.md).
     static let scrollGrowthLimit = 16.0
 
-    init(folder: URL, quick: Bool, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) {
+    /// Cases on a chat store generated with `options` (`BenchmarkScale.chatStore`).
+    init(folder: URL, quick: Bool, options: FixtureOptions, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) {
         self.folder = folder
         self.quick = quick
         self.opened = opened
-        self.options = quick
-            ? FixtureOptions(seed: 1, users: 2_000, chats: 1_000, messages: 50_000)
-            : FixtureOptions(seed: 1, users: 20_000, chats: 10_000, messages: 1_000_000)
+        self.options = options
     }
 
     func prepare(_ name: BenchmarkCaseName) throws -> PreparedCase {
