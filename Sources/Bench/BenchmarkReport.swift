@@ -174,21 +174,10 @@ public struct BenchmarkReport: Sendable {
 
     /// A table with one line per variant, then each case's goals and whether they were met.
     public func table() -> String {
-        let rows = tableRows()
-        let rightAligned = Set(2..<rows[0].count)
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["faultline bench: \(build) build, \(quick ? "quick" : "full") run; times in ms; "
             + "× raw and × grdb: a variant's median over raw SQLite's and GRDB's"]
         lines.append("")
-        for row in rows {
-            let cells = row.enumerated().map { column, cell -> String in
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                return rightAligned.contains(column) ? padding + cell : cell + padding
-            }
-            var line = cells.joined(separator: "  ")
-            while line.hasSuffix(" ") { line.removeLast() }
-            lines.append(line)
-        }
+        lines += ReportTable.aligned(tableRows())
         lines.append("")
         lines += goalLines()
         lines.append("")
@@ -211,16 +200,41 @@ public struct BenchmarkReport: Sendable {
             "- **Rerun:** `\(command)`",
             "",
         ]
+        lines += ReportTable.markdown(rows)
+        lines.append("")
+        lines += goalLines(bullet: "- ", code: { "`\($0)`" })
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A report's table, a header row first, laid out for a terminal or as Markdown.
+enum ReportTable {
+    /// Columns padded to their widest cell, the first two left-aligned and the figures after them right-aligned.
+    static func aligned(_ rows: [[String]]) -> [String] {
+        guard let header = rows.first else { return [] }
+        let rightAligned = Set(2..<max(2, header.count))
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            let cells = row.enumerated().map { column, cell -> String in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return rightAligned.contains(column) ? padding + cell : cell + padding
+            }
+            var line = cells.joined(separator: "  ")
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line
+        }
+    }
+
+    /// A Markdown table: the figures right-aligned, each row's first cell (a case's name, where it starts) as code.
+    static func markdown(_ rows: [[String]]) -> [String] {
+        guard let header = rows.first else { return [] }
         func cells(_ row: [String]) -> String { "| " + row.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |" }
-        lines.append(cells(rows[0]))
-        lines.append("| " + rows[0].indices.map { $0 < 2 ? "---" : "---:" }.joined(separator: " | ") + " |")
+        var lines = [cells(header), "| " + header.indices.map { $0 < 2 ? "---" : "---:" }.joined(separator: " | ") + " |"]
         for row in rows.dropFirst() {
             var row = row
             if !row[0].isEmpty { row[0] = "`\(row[0])`" }
             lines.append(cells(row))
         }
-        lines.append("")
-        lines += goalLines(bullet: "- ", code: { "`\($0)`" })
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 }

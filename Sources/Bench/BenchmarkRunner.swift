@@ -33,47 +33,93 @@ public struct BenchmarkRunner {
     /// Runs the named cases (in the order given, each once), building their stores in a temporary folder that is
     /// removed before returning. `progress` hears a line as each case starts.
     public func run(_ names: [BenchmarkCaseName], build: String, progress: (String) -> Void = { _ in }) throws(BenchmarkError) -> BenchmarkReport {
-        var seen = Set<BenchmarkCaseName>()
-        let selected = names.filter { seen.insert($0).inserted }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-\(UUID().uuidString)")
+        let folder = try Self.makeFolder("faultline-bench")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let results = try runCases(names, folder: folder, scale: .standard(quick: quick), progress: progress)
+        return BenchmarkReport(cases: results, build: build, quick: quick)
+    }
+
+    /// The cases a sweep runs, in its order: the two screens, a fault that misses the row cache, and a send.
+    public static let sweepCases: [BenchmarkCaseName] = [.chatList, .openChat, .faultFromSQLite, .addMessage]
+
+    /// The store sizes of a sweep, in messages: 10,000, 100,000 and 1,000,000, or 2,000, 20,000 and 200,000 with `--quick`.
+    public static func sweepSizes(quick: Bool) -> [Int] {
+        quick ? [2_000, 20_000, 200_000] : [10_000, 100_000, 1_000_000]
+    }
+
+    /// Why `sizes` cannot make a sweep, or nil: at least two sizes, ascending, each from `SweepSize.smallest` to
+    /// `SweepSize.largest` messages.
+    public static func sweepSizesProblem(_ sizes: [Int]) -> String? {
+        if sizes.count < 2 { return "a sweep needs at least two sizes, not \(sizes.count)" }
+        for size in sizes where size < SweepSize.smallest || size > SweepSize.largest {
+            return "each size must be from \(SweepSize.smallest) to \(SweepSize.largest) messages, not \(size)"
+        }
+        for (smaller, larger) in zip(sizes, sizes.dropFirst()) where larger <= smaller {
+            return "the sizes must grow from one to the next, but \(larger) follows \(smaller)"
+        }
+        return nil
+    }
+
+    /// Runs `names` (by default `sweepCases`) on a chat store of each size in `sizes` (messages; chats and users in
+    /// the full store's proportions, `SweepSize`), each size's stores in a folder of their own that is removed before
+    /// the next size is built. `fault-from-sqlite` faults the same number of items at every size, on an item store
+    /// of as many items as the chat store has messages. `progress` hears a line as each case starts.
+    public func sweep(_ names: [BenchmarkCaseName] = BenchmarkRunner.sweepCases, sizes: [Int], build: String,
+                      progress: (String) -> Void = { _ in }) throws(BenchmarkError) -> SweepReport {
+        if let problem = Self.sweepSizesProblem(sizes) { throw BenchmarkError(problem) }
+        let faults = min(BenchmarkScale.sqliteFaults, sizes.min() ?? 0)
+        let folder = try Self.makeFolder("faultline-sweep")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var runs: [SweepReport.Run] = []
+        for messages in sizes {
+            let size = SweepSize(messages: messages)
+            // Each size's stores go before the next size's are made: the largest take hundreds of MB.
+            let sizeFolder = try Self.makeFolder(folder.appendingPathComponent("messages-\(messages)"))
+            defer { try? FileManager.default.removeItem(at: sizeFolder) }
+            let scale = BenchmarkScale(items: messages, sqliteFaults: faults, chatStore: size.fixtureOptions)
+            let results = try runCases(names, folder: sizeFolder, scale: scale) { line in
+                progress("\(SweepSize.grouped(messages)) messages: \(line)")
+            }
+            runs.append(SweepReport.Run(size: size, items: scale.items, faults: faults, cases: results))
+        }
+        return SweepReport(runs: runs, build: build, quick: quick)
+    }
+
+    /// A new, empty temporary folder for a run's stores.
+    private static func makeFolder(_ stem: String) throws(BenchmarkError) -> URL {
+        try makeFolder(FileManager.default.temporaryDirectory.appendingPathComponent("\(stem)-\(UUID().uuidString)"))
+    }
+
+    /// Creates `folder` (and any missing folders above it).
+    private static func makeFolder(_ folder: URL) throws(BenchmarkError) -> URL {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
             throw BenchmarkError("cannot create a folder for the stores at \(folder.path): \(error.localizedDescription)")
         }
-        defer { try? FileManager.default.removeItem(at: folder) }
+        return folder
+    }
 
+    /// Prepares and measures the named cases (in the order given, each once) at `scale`, their stores in `folder`.
+    private func runCases(_ names: [BenchmarkCaseName], folder: URL, scale: BenchmarkScale,
+                          progress: (String) -> Void) throws(BenchmarkError) -> [CaseResult] {
+        var seen = Set<BenchmarkCaseName>()
+        let selected = names.filter { seen.insert($0).inserted }
         var results: [CaseResult] = []
-        // Scoped so every store and connection is released before the folder goes.
+        // Scoped so every store and connection is released before the caller removes the folder.
         do {
-            let cases = try Self.describingFailures("setup") { try GraphCases(folder: folder, quick: quick, opened: opened) }
-            let fixtureCase = FixtureCase(folder: folder, quick: quick, executable: executable)
-            let chatList = ChatListCases(folder: folder, quick: quick, opened: opened)
-            let cascadeDelete = CascadeDeleteCase(folder: folder, quick: quick, opened: opened)
-            let renderFrame = RenderFrameCase(folder: folder, quick: quick, opened: opened)
-            let chatReads = ChatReadCases(quick: quick, store: chatList.sharedStore)
-            let addMessage = AddMessageCase(folder: folder, quick: quick, opened: opened, store: chatList.sharedStore)
-            let startup = StartupCase(quick: quick, executable: executable, store: chatList.sharedStore)
+            let cases = try Self.describingFailures("setup") {
+                try CaseBuilders(folder: folder, quick: quick, scale: scale, executable: executable, opened: opened)
+            }
             for name in selected {
                 progress("\(name.rawValue): preparing")
-                let prepared = try Self.describingFailures(name.rawValue) {
-                    switch name {
-                    case .fixtureGenerate: try fixtureCase.prepare()
-                    case .chatList, .chatListScroll: try chatList.prepare(name)
-                    case .cascadeDelete: try cascadeDelete.prepare()
-                    case .renderFrame: try renderFrame.prepare()
-                    case .openChat, .materializeMessages: try chatReads.prepare(name)
-                    case .addMessage: try addMessage.prepare()
-                    case .startup: try startup.prepare()
-                    default: try cases.prepare(name)
-                    }
-                }
+                let prepared = try Self.describingFailures(name.rawValue) { try cases.prepare(name) }
                 let count = prepared.runs ?? runs
                 progress("\(name.rawValue): \(count) run\(count == 1 ? "" : "s") per variant\(prepared.warmUp ? " after a warm-up" : "")")
                 results.append(try measure(prepared))
             }
         }
-        return BenchmarkReport(cases: results, build: build, quick: quick)
+        return results
     }
 
     private func measure(_ prepared: PreparedCase) throws(BenchmarkError) -> CaseResult {
@@ -116,6 +162,7 @@ public struct BenchmarkRunner {
         var growths: [(first: Int, last: Int)?] = Array(repeating: nil, count: variants.count)
         // Per variant, the most its peak rose above the resident memory before its work, over its runs.
         var peakGrowths: [Int?] = Array(repeating: nil, count: variants.count)
+        var checksums: [Int64?] = Array(repeating: nil, count: variants.count)
         for _ in 0..<(prepared.runs ?? runs) {
             for (index, variant) in variants.enumerated() {
                 let (elapsed, outcome) = try runOnce(variant)
@@ -127,6 +174,7 @@ public struct BenchmarkRunner {
                     throw BenchmarkError("\(prepared.name): \(variant.name) ran \(outcome.statements) statements on one run, \(counted) on another")
                 }
                 statements[index] = outcome.statements
+                checksums[index] = outcome.checksum
                 if let peak = outcome.peakResidentBytes { peaks[index] = max(peaks[index] ?? 0, peak) }
                 if let peak = outcome.peakResidentBytes, let before = outcome.residentBefore {
                     peakGrowths[index] = max(peakGrowths[index] ?? .min, peak - before)
@@ -144,7 +192,8 @@ public struct BenchmarkRunner {
                           peakMegabytes: peaks[index].map { Double($0) / 1_000_000 },
                           firstBatchMegabytes: growths[index].map { Double($0.first) / 1_000_000 },
                           lastBatchMegabytes: growths[index].map { Double($0.last) / 1_000_000 },
-                          peakGrowthMegabytes: peakGrowths[index].map { Double($0) / 1_000_000 }, sql: sql[index])
+                          peakGrowthMegabytes: peakGrowths[index].map { Double($0) / 1_000_000 }, sql: sql[index],
+                          checksum: checksums[index])
         }
         return try Self.verdict(on: figures, of: prepared)
     }
@@ -257,6 +306,8 @@ public struct VariantResult: Sendable {
     public let peakGrowthMegabytes: Double?
     /// The distinct SQL statements the variant ran on its warm-up run, where it records them.
     public let sql: [String]?
+    /// What its timed runs gave as the case's checksum (the runner checked that every run gave the same).
+    public let checksum: Int64?
 
     public var medianMs: Double {
         let sorted = samplesMs.sorted()

@@ -15,23 +15,25 @@ final class GraphCases {
     let quick: Bool
     /// Items in the shared store and in each insert-save run.
     let rowCount: Int
-    /// Faults that each miss the row cache in `fault-from-sqlite`.
-    let sqliteFaultCount = 10_000
+    /// Faults that each miss the row cache in `fault-from-sqlite`, spread evenly over the items.
+    let sqliteFaultCount: Int
     let groupCount = 100
     let model: ObjectModel
-    let rows: ItemRows
+    /// The items' values, made when a case first needs them (a sweep that skips these cases never does).
+    private(set) lazy var rows = ItemRows(count: rowCount, groupCount: groupCount)
     private var shared: SharedStore?
     private var nextFileNumber = 0
     /// Hears every coordinator the cases open.
     let opened: (PersistentStoreCoordinator) -> Void
 
-    init(folder: URL, quick: Bool, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) throws {
+    /// Cases on `scale.items` items, `fault-from-sqlite` faulting `scale.sqliteFaults` of them.
+    init(folder: URL, quick: Bool, scale: BenchmarkScale, opened: @escaping (PersistentStoreCoordinator) -> Void = { _ in }) throws {
         self.folder = folder
         self.quick = quick
         self.opened = opened
-        self.rowCount = quick ? 10_000 : 100_000
+        self.rowCount = scale.items
+        self.sqliteFaultCount = scale.sqliteFaults
         self.model = try Self.makeModel()
-        self.rows = ItemRows(count: rowCount, groupCount: groupCount)
     }
 
     static func makeModel() throws -> ObjectModel {
@@ -111,10 +113,10 @@ final class GraphCases {
                             headlinePeer: dictionary.name)
     }
 
-    /// 10,000 faults with an empty row cache. Tuned, Faultline reads each fault's unread siblings with it, 100 rows a
-    /// statement; with Core Data's defaults each fault is one SELECT by primary key, the very statement the raw peer
-    /// steps itself and `grdb` runs from GRDB's statement cache; `grdb-query-interface` reads each Codable record
-    /// with `fetchOne(db, key:)`. Each statement runs in SQLite's implicit transaction, as each fault reads its row,
+    /// `sqliteFaultCount` faults (10,000) with an empty row cache, on items spread evenly over the store. Tuned,
+    /// Faultline reads each fault's unread siblings with it, 100 rows a statement; with Core Data's defaults each
+    /// fault is one SELECT by primary key, the very statement the raw peer steps itself and `grdb` runs from GRDB's
+    /// statement cache; `grdb-query-interface` reads each Codable record with `fetchOne(db, key:)`. Each statement runs in SQLite's implicit transaction, as each fault reads its row,
     /// except `grdb-query-interface`'s, which read in one `queue.read` as GRDB's documentation reads.
     private func faultFromSQLite() throws -> PreparedCase {
         let store = try sharedStore()
@@ -403,16 +405,25 @@ final class SharedStore {
         opened(coordinator)
         self.columns = try ItemColumns(model: model)
         let groupIDs = try GraphCases.insertGroups(groupCount, into: coordinator)
-        let context = ObjectContext(coordinator: coordinator, name: "setup")
-        let groups = groupIDs.map { context.object(with: $0) }
-        let items = (0..<rows.count).map { index -> ManagedObject in
-            let item = context.insert("Item")
-            rows.fill(item, row: index, groups: groups)
-            return item
+        // Saved 100,000 at a time, each part from a context of its own, so a store of a million items never holds
+        // them all as objects at once.
+        var itemIDs: [ObjectID] = []
+        itemIDs.reserveCapacity(rows.count)
+        for start in stride(from: 0, to: rows.count, by: Self.itemsPerSave) {
+            let context = ObjectContext(coordinator: coordinator, name: "setup")
+            let groups = groupIDs.map { context.object(with: $0) }
+            let items = (start..<min(start + Self.itemsPerSave, rows.count)).map { index -> ManagedObject in
+                let item = context.insert("Item")
+                rows.fill(item, row: index, groups: groups)
+                return item
+            }
+            try context.save()
+            itemIDs += items.map(\.objectID)
         }
-        try context.save()
-        self.itemIDs = items.map(\.objectID).sorted()
+        self.itemIDs = itemIDs.sorted()
     }
+
+    private static let itemsPerSave = 100_000
 
     /// Empties the row cache, then fills it with one fetch of every item, as an app's list screen would.
     func fillRowCache() throws {

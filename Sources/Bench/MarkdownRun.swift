@@ -4,18 +4,26 @@ import GRDBSQLite
 /// Writes a run into a Markdown page between two marker lines, leaving the rest of the page (the goals, the
 /// explanations) as it was: `faultline bench --markdown docs/benchmarks.md`.
 public struct MarkdownRun {
+    /// The marker lines of a run of the cases (`--markdown`).
     public static let begin = "<!-- faultline bench: begin -->"
     public static let end = "<!-- faultline bench: end -->"
+    /// The marker lines of a sweep (`--sweep --markdown`): others, so that one page can hold a run and a sweep.
+    public static let sweepBegin = "<!-- faultline bench sweep: begin -->"
+    public static let sweepEnd = "<!-- faultline bench sweep: end -->"
 
     public let path: String
+    /// The lines the run goes between.
+    public let begin: String
+    public let end: String
 
-    /// Checks, before the run, that `path` can take a run: a file that exists, holds the two markers in order once
-    /// each, and can be written. Throws a message naming the problem.
-    public init(path: String) throws(BenchmarkError) {
+    /// Checks, before the run, that `path` can take a run (or, with `sweep`, a sweep): a file that exists, holds its
+    /// two markers in order once each, and can be written. Throws a message naming the problem.
+    public init(path: String, sweep: Bool = false) throws(BenchmarkError) {
         self.path = path
+        (begin, end) = sweep ? (Self.sweepBegin, Self.sweepEnd) : (Self.begin, Self.end)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw BenchmarkError("\(path): no such file (it must hold the lines \(Self.begin) and \(Self.end))")
+            throw BenchmarkError("\(path): no such file (it must hold the lines \(begin) and \(end))")
         }
         guard !isFolder.boolValue else { throw BenchmarkError("\(path): is a folder, not a Markdown file") }
         // A pipe or a device would block or never end when read, and could not be replaced by a rewritten page.
@@ -24,13 +32,13 @@ public struct MarkdownRun {
             throw BenchmarkError("\(path): is not a regular file, not a Markdown page")
         }
         guard FileManager.default.isWritableFile(atPath: path) else { throw BenchmarkError("\(path): not writable") }
-        _ = try Self.split(try read(), path: path)
+        _ = try split(try read())
     }
 
     /// Replaces what lies between the markers with `run`.
     public func write(_ run: String) throws(BenchmarkError) {
-        let (head, tail) = try Self.split(try read(), path: path)
-        let text = head + Self.begin + "\n\n" + run + "\n" + Self.end + tail
+        let (head, tail) = try split(try read())
+        let text = head + begin + "\n\n" + run + "\n" + end + tail
         do {
             // Written whole or not at all (a temporary file renamed over the page), to the file a link names: the
             // link stays a link.
@@ -49,7 +57,7 @@ public struct MarkdownRun {
     }
 
     /// The text before the begin marker and after the end marker.
-    private static func split(_ text: String, path: String) throws(BenchmarkError) -> (String, String) {
+    private func split(_ text: String) throws(BenchmarkError) -> (String, String) {
         let begins = text.components(separatedBy: begin).count - 1
         let ends = text.components(separatedBy: end).count - 1
         guard begins == 1, ends == 1, let first = text.range(of: begin), let last = text.range(of: end),

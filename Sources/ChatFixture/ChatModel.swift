@@ -44,6 +44,12 @@ public enum ChatModel {
                 Relationship.toMany("messages", "Message", inverse: "chat", deleteRule: .cascade)
                 Relationship.toOne("lastMessage", "Message", inverse: "lastMessageOf", deleteRule: .nullify)
                 Relationship.toMany("folders", "Folder", inverse: "chats", deleteRule: .nullify)
+                // The chat list's order: pinned first, then the newest last message. Both descending, so that
+                // SQLite reads the list in order from the index; the primary key, which ends every index entry in
+                // ascending order, breaks ties as the list's last sort key (`SELF`) does.
+                FetchIndex(name: "byPinnedAndLastMessage", elements: [
+                    .init(property: "isPinned", isAscending: false), .init(property: "lastMessageAt", isAscending: false),
+                ])
             }
             EntityDescription("DirectChat", parent: "Chat") {}
             EntityDescription("GroupChat", parent: "Chat") {

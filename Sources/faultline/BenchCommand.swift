@@ -29,6 +29,13 @@ struct BenchCommand: ParsableCommand {
             docs/benchmarks.md keeps the goals and the last full run (--markdown docs/benchmarks.md rewrites it).
 
             Cases: \(BenchmarkCaseName.allCases.map(\.rawValue).joined(separator: ", ")).
+
+            --sweep runs \(BenchmarkRunner.sweepCases.map(\.rawValue).joined(separator: ", ")) on chat stores of \
+            10,000, 100,000 and 1,000,000 messages (2,000, 20,000 and 200,000 with --quick; --sizes names others), \
+            chats and users in the full store's proportions (a chat per 100 messages, a user per 50), and \
+            fault-from-sqlite on an item store of as many items; it reports each variant's median at every size and \
+            the largest size's over the smallest's, and checks that the chat list's and the open chat's first screens \
+            (faultline) take at most \(SweepReport.growthLimitText)× as long on the largest store as on the smallest.
             """
     )
 
@@ -46,6 +53,14 @@ struct BenchCommand: ParsableCommand {
         valueName: "file"))
     var markdown: String?
 
+    @Flag(help: "Run the sweep's cases on stores of growing size and report how their times grow.")
+    var sweep = false
+
+    @Option(help: ArgumentHelp(
+        "With --sweep: the store sizes in messages, ascending, comma-separated (e.g. 2000,20000), from \(SweepSize.smallest) to \(SweepSize.largest).",
+        valueName: "list"))
+    var sizes: String?
+
     @OptionGroup var sqlDebug: SQLDebugOptions
 
     static var build: String {
@@ -56,21 +71,44 @@ struct BenchCommand: ParsableCommand {
         #endif
     }
 
+    func validate() throws {
+        if sizes != nil, !sweep { throw ValidationError("--sizes needs --sweep") }
+        _ = try sweepSizes()
+    }
+
+    /// The sweep's sizes: --sizes parsed and checked, or the defaults.
+    private func sweepSizes() throws(ValidationError) -> [Int] {
+        guard let sizes else { return BenchmarkRunner.sweepSizes(quick: quick) }
+        var parsed: [Int] = []
+        for field in sizes.split(separator: ",", omittingEmptySubsequences: false) {
+            let text = field.trimmingCharacters(in: .whitespaces)
+            guard let size = Int(text) else {
+                throw ValidationError("--sizes: '\(text)' is not a whole number of messages (give e.g. 2000,20000)")
+            }
+            parsed.append(size)
+        }
+        if let problem = BenchmarkRunner.sweepSizesProblem(parsed) { throw ValidationError("--sizes: \(problem)") }
+        return parsed
+    }
+
     func run() throws {
+        let known = sweep ? BenchmarkRunner.sweepCases : BenchmarkCaseName.allCases
         var selected: [BenchmarkCaseName] = []
         for name in cases {
-            guard let known = BenchmarkCaseName(rawValue: name) else {
-                let names = BenchmarkCaseName.allCases.map(\.rawValue).joined(separator: ", ")
-                throw CommandFailure("unknown case '\(name)' (known cases: \(names))")
+            guard let found = BenchmarkCaseName(rawValue: name), known.contains(found) else {
+                let names = known.map(\.rawValue).joined(separator: ", ")
+                throw CommandFailure(BenchmarkCaseName(rawValue: name) == nil
+                    ? "unknown case '\(name)' (known cases: \(names))"
+                    : "--case \(name) is not one of the sweep's cases (\(names))")
             }
-            selected.append(known)
+            selected.append(found)
         }
-        if selected.isEmpty { selected = BenchmarkCaseName.allCases }
+        if selected.isEmpty { selected = known }
         // Checked before the run, which can take minutes.
         let page: MarkdownRun?
         if markdown?.isEmpty == true { throw CommandFailure("--markdown is empty: give the Markdown file to write the run into") }
         do {
-            page = try markdown.map { path throws(BenchmarkError) in try MarkdownRun(path: path) }
+            page = try markdown.map { path throws(BenchmarkError) in try MarkdownRun(path: path, sweep: sweep) }
         } catch {
             throw CommandFailure(error.description)
         }
@@ -90,10 +128,22 @@ struct BenchCommand: ParsableCommand {
             // The level and the sink were checked above, so attaching cannot fail here.
             if let sink, let log = try? sqlDebug.attach(to: coordinator, sink: sink) { logs.append(log) }
         }
-        let report: BenchmarkReport
+        let progress = { (line: String) in
+            if showProgress { Self.printError(line) }
+        }
+        // What to write: the report as a table or JSON, and as Markdown for the page.
+        let text: String
+        let markdownRun: (_ machine: String, _ date: String, _ command: String) -> String
+        let sizes = sweep ? try sweepSizes() : []
         do {
-            report = try runner.run(selected, build: Self.build) { line in
-                if showProgress { Self.printError(line) }
+            if sweep {
+                let report = try runner.sweep(selected, sizes: sizes, build: Self.build, progress: progress)
+                text = json ? report.json() + "\n" : report.table()
+                markdownRun = { report.markdown(machine: $0, date: $1, command: $2) }
+            } else {
+                let report = try runner.run(selected, build: Self.build, progress: progress)
+                text = json ? report.json() + "\n" : report.table()
+                markdownRun = { report.markdown(machine: $0, date: $1, scale: BenchmarkRunner.scale(quick: quick), command: $2) }
             }
         } catch {
             throw CommandFailure(error.description)
@@ -101,22 +151,19 @@ struct BenchCommand: ParsableCommand {
         withExtendedLifetime(logs) {}
         if let page {
             var command = "swift build -c release && .build/release/faultline bench"
+            if sweep { command += " --sweep" }
             if quick { command += " --quick" }
+            if self.sizes != nil { command += " --sizes \(sizes.map(String.init).joined(separator: ","))" }
             for name in cases { command += " --case \(name)" }
             command += " --markdown \(page.path)"
             let date = Date().formatted(.iso8601.year().month().day())
             do {
-                try page.write(report.markdown(machine: MarkdownRun.machine(), date: date, scale: BenchmarkRunner.scale(quick: quick),
-                                               command: command))
+                try page.write(markdownRun(MarkdownRun.machine(), date, command))
             } catch {
                 throw CommandFailure(error.description)
             }
         }
-        if json {
-            try Output.write(report.json() + "\n")
-        } else {
-            try Output.write(report.table())
-        }
+        try Output.write(text)
     }
 
     /// This program's own file, which `fixture-generate` runs as a child.

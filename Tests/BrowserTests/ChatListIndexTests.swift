@@ -1,0 +1,62 @@
+import Browser
+import ChatFixture
+import Foundation
+import GraphStore
+import Testing
+
+/// The chat list's order (pinned first, then the newest last message, then the primary key) is the order of the
+/// chat model's fetch index `byPinnedAndLastMessage`, so SQLite reads the list's IDs from it instead of sorting the
+/// chat table: checked with `EXPLAIN QUERY PLAN` on the statements the browser ran, on the default fixture.
+@Suite(.serialized) struct ChatListIndexTests {
+    static let index = "Z_Chat_byPinnedAndLastMessage"
+
+    /// The statements that read the list's IDs in order: `SELECT t0.Z_ENT, t0.Z_PK FROM ZCHAT t0 ORDER BY …`.
+    private func orderedIDStatements(_ model: BrowserModel) -> [String] {
+        let sql = model.activity.sqlLog.map(\.sql).filter { $0.hasPrefix("SELECT t0.Z_ENT, t0.Z_PK FROM ZCHAT t0 ORDER BY ") }
+        var seen = Set<String>()
+        return sql.filter { seen.insert($0).inserted }
+    }
+
+    @Test func theIndexIsDeclaredInTheListsDirections() throws {
+        let statements = StoreSchema(model: try ChatModel.make()).createStatements
+        #expect(statements.contains(
+            "CREATE INDEX \(Self.index) ON ZCHAT (ZISPINNED COLLATE BINARY DESC, ZLASTMESSAGEAT COLLATE BINARY DESC)"), "\(statements)")
+    }
+
+    /// Windowed batching reads the IDs after the first screen in reads that grow (`LIMIT … OFFSET …`); Core Data's
+    /// way (all IDs first) reads every one before the first screen. Either way SQLite walks the index in order: no
+    /// temporary B-tree sorts the table.
+    @Test(arguments: [false, true])
+    func orderedIDStatementsReadTheIndexWithoutSorting(allIDsFirst: Bool) throws {
+        let model = try BrowserModel(path: BrowserBudgetTests.fixture, settings: BrowserSettings(), width: 120, height: 40)
+        model.apply(.start)
+        if allIDsFirst {
+            model.apply(.toggleBatchMode)
+            #expect(model.state.settings.batchingMode == .faithful)
+        }
+        model.apply(.bottom)
+        let statements = orderedIDStatements(model)
+        #expect(!statements.isEmpty, "no ordered-ID statement ran: \(model.activity.sqlLog.map(\.sql))")
+        #expect(statements.contains { $0.contains(" LIMIT ") } == !allIDsFirst, "\(statements)")
+        for sql in statements {
+            let plan = try model.coordinator.explain(sql)
+            #expect(plan.contains { $0.contains("SCAN t0 USING INDEX \(Self.index)") }, "\(sql): \(plan)")
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(sql): \(plan)")
+        }
+    }
+
+    /// The first screen's statement chooses its window of chats in a subquery before joining their last messages
+    /// and senders: the window comes from the index in order. Only the window's rows, once joined, are sorted again
+    /// (the statement's outer `ORDER BY`), a sort of one batch whatever the number of chats.
+    @Test func theFirstBatchsWindowIsReadFromTheIndex() throws {
+        let model = try BrowserModel(path: BrowserBudgetTests.fixture, settings: BrowserSettings(), width: 120, height: 40)
+        model.apply(.start)
+        let first = try #require(model.activity.sqlLog.map(\.sql).last { $0.contains("FROM (SELECT t0.*") && $0.contains("FROM ZCHAT t0 ORDER BY") },
+                                 "\(model.activity.sqlLog.map(\.sql))")
+        let plan = try model.coordinator.explain(first)
+        #expect(plan.contains { $0.contains("SCAN t0 USING INDEX \(Self.index)") }, "\(plan)")
+        // One sort, the outer one (without the index the window's own sort of the table came first).
+        #expect(plan.filter { $0.contains("TEMP B-TREE") } == ["USE TEMP B-TREE FOR ORDER BY"], "\(plan)")
+        #expect(plan.last == "USE TEMP B-TREE FOR ORDER BY", "\(plan)")
+    }
+}
