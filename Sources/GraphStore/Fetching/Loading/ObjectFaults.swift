@@ -33,8 +33,10 @@ extension ObjectContext {
     /// faults.
     func fulfillFault(_ object: ManagedObject, trigger: FaultTrigger) {
         // A fault's duration is for observers only: the counters do not keep it, and reading the clock twice is a
-        // tenth of a fault served by the row cache.
-        let start = coordinator.events.hasObservers ? ContinuousClock.now : nil
+        // tenth of a fault served by the row cache. (Nanoseconds, not an optional `ContinuousClock.Instant`, whose
+        // copies go through the runtime's generic value witnesses.)
+        let observed = coordinator.events.hasObservers
+        let start = observed ? Self.monotonicNanoseconds() : 0
         let objectID = object.objectID
         let isPartial = object.state.partial != nil
         if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
@@ -57,7 +59,15 @@ extension ObjectContext {
         }
         coordinator.events.emit(.objectFault(ObjectFaultEvent(
             entity: object.entityName, objectID: objectID, key: trigger.description, isCacheHit: cached != nil,
-            isPartial: isPartial, duration: start.map { ContinuousClock.now - $0 } ?? .zero)), context: id)
+            isPartial: isPartial, duration: observed ? .nanoseconds(Int64(clamping: Self.monotonicNanoseconds() &- start)) : .zero)),
+            context: id)
+    }
+
+    /// The monotonic clock, in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(truncatingIfNeeded: time.tv_sec) &* 1_000_000_000 &+ UInt64(truncatingIfNeeded: time.tv_nsec)
     }
 }
 
