@@ -275,6 +275,28 @@ public struct RowReadPlan: Sendable {
     let defaultEntity: Int
     /// The entity numbers a row read by this plan may carry (see `ObjectID.stored`).
     let entityNumbers: ClosedRange<Int>
+    /// How a row of each entity of `entityNumbers` is read (index: the number less the range's lower bound); nil for
+    /// an entity the plan does not read. Looked up for every row, so an array, not `mappings`' dictionary.
+    private let readers: [EntityReader?]
+    /// The reader of `defaultEntity`.
+    private let defaultReader: EntityReader
+
+    /// What reading one entity's row needs.
+    struct EntityReader {
+        let mapping: EntityMapping
+        /// Result-column positions of the mapping's `selectColumns` (-1: not selected).
+        let positions: [Int32]
+        /// What the entity's rows hold; nil when they are read whole.
+        let loaded: LoadedProperties?
+    }
+
+    /// The reader for a row of entity `number`: its own, or the default entity's for a number the plan does not
+    /// read (a damaged store's).
+    @inline(__always) func reader(forEntity number: Int) -> EntityReader {
+        let offset = number &- entityNumbers.lowerBound
+        guard offset >= 0, offset < readers.count, let reader = readers[offset] else { return defaultReader }
+        return reader
+    }
 
     public init(_ mappings: [EntityMapping]) {
         self.init(mappings, properties: nil)
@@ -316,6 +338,15 @@ public struct RowReadPlan: Sendable {
         self.hasEntityColumn = mappings[0].tableHasSubentities
         self.defaultEntity = mappings[0].number
         self.entityNumbers = mappings[0].entityNumbers
+        // Every position list was made above, one per mapping.
+        let readers = mappings.map { EntityReader(mapping: $0, positions: positions[$0.number] ?? [], loaded: loaded[$0.number]) }
+        self.defaultReader = readers[0]
+        var byOffset = [EntityReader?](repeating: nil, count: mappings[0].entityNumbers.count)
+        for reader in readers {
+            let offset = reader.mapping.number - mappings[0].entityNumbers.lowerBound
+            if byOffset.indices.contains(offset) { byOffset[offset] = reader }
+        }
+        self.readers = byOffset
     }
 
     /// Whether every row this plan reads is whole.

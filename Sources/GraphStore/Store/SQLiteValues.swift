@@ -110,11 +110,9 @@ enum SQLiteValues {
 
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
     static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
-        let entity = plan.hasEntityColumn ? Int(sqlite3_column_int64(statement, offset)) : plan.defaultEntity
-        let mapping = plan.mappings[entity] ?? plan.mappings[plan.defaultEntity]!  // cannot fail: the plan holds its default
-        let number = mapping.number
-        return snapshot(statement, mapping: mapping, positions: plan.positions[number], offset: offset,
-                        loaded: plan.readsWholeRows ? nil : plan.loaded[number])
+        let entity = plan.hasEntityColumn ? Int(truncatingIfNeeded: sqlite3_column_int64(statement, offset)) : plan.defaultEntity
+        let reader = plan.reader(forEntity: entity)
+        return snapshot(statement, mapping: reader.mapping, positions: reader.positions, offset: offset, loaded: reader.loaded)
     }
 
     /// Reads one row. With `positions`, each term of the mapping's select list is at its position there, and a
