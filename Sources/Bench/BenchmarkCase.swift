@@ -111,6 +111,8 @@ enum GoalCheck: Sendable {
     case peakGrowth(String, underMegabytes: Double)
     /// `variant`'s resident memory after its last batch less than this many MB above what it was after its first.
     case batchGrowth(String, underMegabytes: Double)
+    /// How far `variant`'s peak rose (as `peakGrowth` measures it) at most `atMost` times how far `peer`'s rose.
+    case peakGrowthRatio(String, over: String, atMost: Double)
 
     /// The check in words, for the report's target column.
     var description: String {
@@ -133,6 +135,8 @@ enum GoalCheck: Sendable {
             return "\(short(variant)) peak growth < \(Self.figure(megabytes)) MB"
         case .batchGrowth(let variant, let megabytes):
             return "\(short(variant)) RSS growth first→last batch < \(Self.figure(megabytes)) MB"
+        case .peakGrowthRatio(let variant, let peer, let limit):
+            return "\(short(variant)) peak growth ≤ \(Self.figure(limit))× \(short(peer))'s"
         }
     }
 

@@ -251,6 +251,13 @@ public struct BenchmarkRunner {
                 }
                 met = growth < megabytes
                 measured = String(format: "%+.1f MB", growth)
+            case .peakGrowthRatio(let name, let peer, let limit):
+                guard let growth = variant(name).peakGrowthMegabytes, let peerGrowth = variant(peer).peakGrowthMegabytes else {
+                    throw BenchmarkError("\(prepared.name): \(name) or \(peer) did not report how far its peak memory rose")
+                }
+                // A peer that grew by nothing (under a tenth of a megabyte) leaves no ratio: the variant must not grow either.
+                met = peerGrowth >= 0.1 ? growth <= limit * peerGrowth : growth < 0.1
+                measured = String(format: "%+.1f MB against %+.1f MB", growth, peerGrowth)
             case .batchGrowth(let name, let megabytes):
                 guard let first = variant(name).firstBatchMegabytes, let last = variant(name).lastBatchMegabytes else {
                     throw BenchmarkError("\(prepared.name): \(name) did not report its resident memory")
