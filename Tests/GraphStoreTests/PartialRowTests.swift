@@ -197,3 +197,23 @@ import Testing
         }
     }
 }
+
+extension PartialRowTests {
+    @Test func committedValuesOfAPartialObjectAreTheWholeRows() throws {
+        let store = try ChatStore()
+        let referenceContext = store.fixture.context("reference")
+        let whole = try #require(try referenceContext.fetch(messages([])).first).committedValues()
+        store.coordinator.rowCache.removeAll()
+        let context = store.fixture.context()
+        let partial = try #require(try context.fetch(messages(["text"])).first)
+        #expect(partial.isPartial)
+        #expect(partial.committedValues(forKeys: ["text", "sentAt", "sender"]) == whole.filter { ["text", "sentAt", "sender"].contains($0.key) })
+        // A fault that finds only a partial row in the cache reads the rest too.
+        store.coordinator.rowCache.removeAll()
+        let third = store.fixture.context("third")
+        _ = Array(try third.fetch(messages(["text"])))
+        #expect(store.coordinator.rowCache.snapshot(for: partial.objectID)?.isComplete == false)
+        let other = store.fixture.context("other")
+        #expect(other.object(with: partial.objectID).committedValues(forKeys: ["text", "kind"]) == whole.filter { ["text", "kind"].contains($0.key) })
+    }
+}

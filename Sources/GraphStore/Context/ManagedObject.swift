@@ -298,7 +298,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The values as last saved (or read), for the given keys (all persistent attributes and to-ones when nil).
     public final func committedValues(forKeys keys: [String]? = nil) -> [String: AttributeValue] {
-        if !state.isInserted { fulfill(keys?.first.map(FaultTrigger.key) ?? .committedValues) }
+        if !state.isInserted {
+            fulfill(keys?.first.map(FaultTrigger.key) ?? .committedValues)
+            // A fault may have found a partial row that holds the first key: the values wanted need the whole row.
+            if isPartial { fulfill(.committedValues) }
+        }
         var result: [String: AttributeValue] = [:]
         for (index, attribute) in mapping.attributes.enumerated() where keys?.contains(attribute.name) ?? true {
             result[attribute.name] = snapshot?.values[index] ?? .null

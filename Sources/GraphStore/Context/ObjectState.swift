@@ -49,7 +49,12 @@ struct ObjectState {
     mutating func offer(_ row: RowSnapshot) {
         guard snapshot == nil, !isInserted else { return }
         guard let partial else { return load(row) }
-        if row.version > partial.version || row.isComplete { load(row) } else if row.version == partial.version, !partial.holdsAll(of: row.loaded) { load(partial.merged(with: row)) }
+        // Never an older row over a newer one; of one version, what either holds.
+        if row.version > partial.version || (row.version == partial.version && row.isComplete) {
+            load(row)
+        } else if row.version == partial.version, !partial.holdsAll(of: row.loaded) {
+            load(partial.merged(with: row))
+        }
     }
 
     /// The row is not there (or could not be read): the object is gone, with `error` saying why.
