@@ -13,8 +13,8 @@ struct TraceCommand: ParsableCommand {
         discussion: """
             The actions are the browser's own, named as in its help: down, up, pagedown, pageup, top, bottom, open, \
             back, tab, backtab, members, search TEXT, delete, confirm, cancel, save, undo, redo, toggle-prefetch, \
-            toggle-batch-mode, toggle-derived, cycle-batch, batch N, clear-cache, reset, explain, help, quit, \
-            save-and-quit, resize WxH. Movement, tab, undo and redo take a repeat count (down 3). Separate actions \
+            toggle-batch-mode, toggle-derived, toggle-columns, cycle-batch, batch N, clear-cache, reset, explain, \
+            help, quit, save-and-quit, resize WxH. Movement, tab, undo and redo take a repeat count (down 3). Separate actions \
             with ';'. The first action is always 'start': the launch up to the first chat-list screen. In the SQL \
             log (tab to it), open shows the selected statement in full.
 
