@@ -26,7 +26,9 @@ extension BrowserModel {
 
     /// What each pane's rows draw (`chatRow`, `messageRow`, `memberRow`): the properties its fetch reads when
     /// only drawn columns are read, each prefetched key path's too. A direct or group chat is told by its entity,
-    /// which every row carries; a member count by `membersCount` (derived counts) or the relationship.
+    /// which every row carries; a member count by `membersCount` (derived counts) or the relationship. A user is
+    /// read with its handle in every pane, though only the chat list draws it ("You:"): users are shared between
+    /// the panes, and one the messages pane read must not fault when it becomes a chat's last sender.
     static let chatListColumns = [
         "title", "lastMessageAt", "isPinned", "isMuted", "membersCount", "lastMessage",
         "lastMessage.text", "lastMessage.kind", "lastMessage.sender", "lastMessage.sender.name", "lastMessage.sender.handle",
@@ -34,9 +36,10 @@ extension BrowserModel {
     ]
     static let messageColumns = [
         "text", "kind", "sentAt", "isEdited", "sender", "replyTo",
-        "sender.name", "replyTo.text", "replyTo.kind", "replyTo.sender", "replyTo.sender.name", "reactions.emoji", "attachments.fileName",
+        "sender.name", "sender.handle", "replyTo.text", "replyTo.kind", "replyTo.sender", "replyTo.sender.name", "replyTo.sender.handle", "reactions.emoji",
+        "attachments.fileName",
     ]
-    static let memberColumns = ["role", "joinedAt", "user", "user.name"]
+    static let memberColumns = ["role", "joinedAt", "user", "user.name", "user.handle"]
 
     /// A chat's messages, newest first (the pane draws them oldest at the top).
     func messageRequest(for chat: ManagedObject) -> FetchRequest {

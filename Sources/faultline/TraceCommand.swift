@@ -31,7 +31,7 @@ struct TraceCommand: ParsableCommand {
             object; on a relationship of the object shown, it follows it.
 
             With --json: {"screen": …, "actions": [{"action", "sql", "faults", "cacheHits", "cacheMisses", \
-            "relationshipFaults", "fetches", "ms", "warnings": [the panel's], "statements": [{"pane", "cause", \
+            "partialFaults", "relationshipFaults", "fetches", "ms", "warnings": [the panel's], "statements": [{"pane", "cause", \
             "rows", "sql"}], "progress"}], "totals": {…}}. A statement's pane is absent for work that is no pane's (a \
             save). "progress" lists the progress lines the action showed ("saving: 120,000 rows, 0.4 s"): saves, undo \
             or redo after a save and delete previews show one once they have run for --progress-after milliseconds, \
@@ -179,6 +179,8 @@ struct TraceReport: Encodable {
         let faults: Int
         let cacheHits: Int
         let cacheMisses: Int
+        /// Of the faults, those of partial objects that read the rest of their row.
+        let partialFaults: Int
         let relationshipFaults: Int
         let fetches: Int
         let ms: Double
@@ -189,9 +191,10 @@ struct TraceReport: Encodable {
         /// The progress lines the action showed, in order (nil for the totals).
         let progress: [String]?
 
-        init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, relationshipFaults: Int, fetches: Int, ms: Double) {
+        init(action: String, sql: Int, faults: Int, cacheHits: Int, cacheMisses: Int, partialFaults: Int, relationshipFaults: Int,
+             fetches: Int, ms: Double) {
             (self.action, self.sql, self.faults, self.cacheHits) = (action, sql, faults, cacheHits)
-            (self.cacheMisses, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, relationshipFaults, fetches, ms)
+            (self.cacheMisses, self.partialFaults, self.relationshipFaults, self.fetches, self.ms) = (cacheMisses, partialFaults, relationshipFaults, fetches, ms)
             (warnings, statements, progress) = (nil, nil, nil)
         }
 
@@ -202,6 +205,7 @@ struct TraceReport: Encodable {
             faults = summary.counts.objectFaults
             cacheHits = summary.counts.cacheHits
             cacheMisses = summary.counts.cacheMisses
+            partialFaults = summary.counts.partialFaults
             relationshipFaults = summary.counts.relationshipFaults
             fetches = summary.counts.fetches
             ms = Double(summary.duration.components.attoseconds) / 1e15 + Double(summary.duration.components.seconds) * 1000
@@ -225,7 +229,7 @@ struct TraceReport: Encodable {
         func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
         self.actions = actions
         totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),
-                      cacheMisses: sum(\.cacheMisses), relationshipFaults: sum(\.relationshipFaults), fetches: sum(\.fetches),
+                      cacheMisses: sum(\.cacheMisses), partialFaults: sum(\.partialFaults), relationshipFaults: sum(\.relationshipFaults), fetches: sum(\.fetches),
                       ms: actions.reduce(0) { $0 + $1.ms })
     }
 

@@ -62,15 +62,15 @@ import Testing
         let chat = statements(model).flatMap { selectedColumns($0.sql) }
         #expect(Set(chat) == [
             "t0.Z_PK", "t0.Z_OPT", "t0.ZTEXT", "t0.ZKIND", "t0.ZSENTAT", "t0.ZISEDITED", "t0.ZSENDER", "t0.ZREPLYTO",
-            "p1.Z_PK", "p1.Z_OPT", "p1.ZNAME", "p2.Z_PK", "p2.Z_OPT", "p2.ZTEXT", "p2.ZKIND", "p2.ZSENDER", "p3.Z_PK", "p3.Z_OPT", "p3.ZNAME",
+            "p1.Z_PK", "p1.Z_OPT", "p1.ZNAME", "p1.ZHANDLE", "p2.Z_PK", "p2.Z_OPT", "p2.ZTEXT", "p2.ZKIND", "p2.ZSENDER", "p3.Z_PK", "p3.Z_OPT", "p3.ZNAME", "p3.ZHANDLE",
             "t0.ZMESSAGE", "t0.ZEMOJI", "t0.ZFILENAME",
         ], "\(chat)")
         #expect(model.activity.lastAction?.counts.objectFaults == 0)
         #expect(model.activity.lastAction?.counts.partialFaults == 0)
-        // Members: the member's role and join date, and the user's name.
+        // Members: the member's role and join date, and the user's name (and handle: users are shared with the list).
         model.apply(.members)
         let members = statements(model).flatMap { selectedColumns($0.sql) }
-        #expect(Set(members) == ["t0.Z_PK", "t0.Z_OPT", "t0.ZROLE", "t0.ZJOINEDAT", "t0.ZUSER", "p1.Z_PK", "p1.Z_OPT", "p1.ZNAME"], "\(members)")
+        #expect(Set(members) == ["t0.Z_PK", "t0.Z_OPT", "t0.ZROLE", "t0.ZJOINEDAT", "t0.ZUSER", "p1.Z_PK", "p1.Z_OPT", "p1.ZNAME", "p1.ZHANDLE"], "\(members)")
         #expect(model.activity.lastAction?.counts.objectFaults == 0)
     }
 

@@ -82,7 +82,9 @@ import Testing
         case .joined, .separate:
             for action in actions {
                 #expect(action.warnings ?? [] == [], "\(action.action) with prefetching \(prefetch): \(action.warnings ?? [])")
-                #expect(action.cacheMisses == 0 || action.action == "start", "\(action.action): \(action.cacheMisses) misses")
+                // A delete or an edit reads the rest of the partial objects it changes (partial faults); nothing
+                // else misses the row cache.
+                #expect(action.cacheMisses <= action.partialFaults || action.action == "start", "\(action.action): \(action.cacheMisses) misses")
             }
             let expected = prefetch == .joined ? row.joined : row.separate
             for (name, counts) in expected {

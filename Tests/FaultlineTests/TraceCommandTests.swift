@@ -23,7 +23,7 @@ import Testing
 
     struct Cost: Decodable {
         let action: String
-        let sql, faults, cacheHits, cacheMisses, relationshipFaults, fetches: Int
+        let sql, faults, cacheHits, cacheMisses, partialFaults, relationshipFaults, fetches: Int
         let ms: Double
         /// Absent from the totals.
         let warnings: [String]?
@@ -56,7 +56,8 @@ import Testing
             #expect(moved.sql == 0 && moved.faults == 0, "\(moved.action): \(moved.sql) statements")
         }
         #expect(actions[6].sql <= 4, "opening a chat: \(actions[6].sql) statements")
-        #expect(actions[6].faults > 0, "the latest messages and their senders are registered")
+        // The latest messages and their senders come filled with the columns the pane draws: nothing to fault.
+        #expect(actions[6].faults == 0, "opening a chat: \(actions[6].faults) faults")
         let pages = actions[11...]
         #expect(pages.contains { $0.sql > 0 }, "paging past the first batches loads the next")
         #expect(pages.allSatisfy { $0.sql <= 3 }, "the next batch: \(pages.map(\.sql)) statements")
