@@ -60,18 +60,6 @@ extension BrowserModel {
     /// request can read: its own, and those of the key paths it prefetches.
     private func configure(_ request: inout FetchRequest, keyPaths: [String], drawn: [String]) {
         let settings = state.settings
-        defer {
-            if settings.drawnColumnsOnly {
-                let prefetched = Set(request.relationshipKeyPathsForPrefetching.flatMap { path in
-                    let components = path.split(separator: ".")
-                    return components.indices.map { components[...$0].joined(separator: ".") }
-                })
-                request.propertiesToFetch = drawn.filter { name in
-                    guard let dot = name.lastIndex(of: ".") else { return true }
-                    return prefetched.contains(String(name[..<dot]))
-                }
-            }
-        }
         request.fetchBatchSize = settings.batchSize
         request.batchingMode = settings.batchingMode
         switch settings.prefetch {
@@ -83,6 +71,17 @@ extension BrowserModel {
             request.prefetchStrategy = .separateQueries
         case .off:
             request.relationshipKeyPathsForPrefetching = []
+        }
+        guard settings.drawnColumnsOnly else { return }
+        // A name through a key path is read only when that key path is prefetched (with prefetching off, the
+        // related objects are faults, read whole).
+        let prefetched = Set(request.relationshipKeyPathsForPrefetching.flatMap { path in
+            let components = path.split(separator: ".")
+            return components.indices.map { components[...$0].joined(separator: ".") }
+        })
+        request.propertiesToFetch = drawn.filter { name in
+            guard let dot = name.lastIndex(of: ".") else { return true }
+            return prefetched.contains(String(name[..<dot]))
         }
     }
 

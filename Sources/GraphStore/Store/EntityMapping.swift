@@ -266,17 +266,14 @@ public struct RowReadPlan: Sendable {
     public let selectList: String
     /// The terms of `selectList`, qualified with `t0.` (the first may be the constant `0`).
     let columns: [String]
-    /// Entity number → result-column positions of that entity's `selectColumns` (-1: not selected).
-    let positions: [Int: [Int32]]
-    let mappings: [Int: EntityMapping]
-    /// Entity number → what that entity's rows hold; absent for an entity read whole.
-    let loaded: [Int: LoadedProperties]
     let hasEntityColumn: Bool
     let defaultEntity: Int
     /// The entity numbers a row read by this plan may carry (see `ObjectID.stored`).
     let entityNumbers: ClosedRange<Int>
+    /// Whether every row this plan reads is whole.
+    let readsWholeRows: Bool
     /// How a row of each entity of `entityNumbers` is read (index: the number less the range's lower bound); nil for
-    /// an entity the plan does not read. Looked up for every row, so an array, not `mappings`' dictionary.
+    /// an entity the plan does not read. Looked up for every row, so an array indexed by number.
     private let readers: [EntityReader?]
     /// The reader of `defaultEntity`.
     private let defaultReader: EntityReader
@@ -307,11 +304,9 @@ public struct RowReadPlan: Sendable {
     init(_ mappings: [EntityMapping], properties: Set<String>?) {
         var union: [String] = []
         var indexByColumn: [String: Int32] = [:]
-        var positions: [Int: [Int32]] = [:]
-        var loaded: [Int: LoadedProperties] = [:]
+        var readers: [EntityReader] = []
         for mapping in mappings {
             let held = properties.flatMap { LoadedProperties.of(mapping, named: $0) }
-            if let held { loaded[mapping.number] = held }
             var selected = Array(repeating: true, count: 3)
             selected += held?.attributes ?? Array(repeating: true, count: mapping.attributes.count)
             for (index, toOne) in mapping.toOnes.enumerated() {
@@ -319,7 +314,7 @@ public struct RowReadPlan: Sendable {
                 selected.append(wanted)
                 if toOne.entityColumn != nil { selected.append(wanted) }
             }
-            positions[mapping.number] = mapping.selectColumns.enumerated().map { offset, column in
+            let positions = mapping.selectColumns.enumerated().map { offset, column -> Int32 in
                 guard selected[offset] else { return -1 }
                 // The first term is `t0.Z_ENT` or `0`; all entities share position 0 for it.
                 let key = offset == 0 ? "#entity" : column
@@ -329,17 +324,14 @@ public struct RowReadPlan: Sendable {
                 indexByColumn[key] = index
                 return index
             }
+            readers.append(EntityReader(mapping: mapping, positions: positions, loaded: held))
         }
         self.selectList = union.joined(separator: ", ")
         self.columns = union
-        self.positions = positions
-        self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { ($0.number, $0) })
-        self.loaded = loaded
         self.hasEntityColumn = mappings[0].tableHasSubentities
         self.defaultEntity = mappings[0].number
         self.entityNumbers = mappings[0].entityNumbers
-        // Every position list was made above, one per mapping.
-        let readers = mappings.map { EntityReader(mapping: $0, positions: positions[$0.number] ?? [], loaded: loaded[$0.number]) }
+        self.readsWholeRows = readers.allSatisfy { $0.loaded == nil }
         self.defaultReader = readers[0]
         var byOffset = [EntityReader?](repeating: nil, count: mappings[0].entityNumbers.count)
         for reader in readers {
@@ -348,9 +340,6 @@ public struct RowReadPlan: Sendable {
         }
         self.readers = byOffset
     }
-
-    /// Whether every row this plan reads is whole.
-    var readsWholeRows: Bool { loaded.isEmpty }
 
     /// The select list with the table aliased `alias` instead of `t0`.
     func selectList(alias: String) -> String {

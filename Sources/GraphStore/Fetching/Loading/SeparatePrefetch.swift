@@ -55,7 +55,7 @@ extension ObjectContext {
     private func prefetchToOne(_ ids: [ObjectID], keyPath: String, properties: Set<String>?, retained: inout [ManagedObject]) throws(ContextError) -> [RowSnapshot] {
         let plan = rowPlan(forTableOf: coordinator.mapping(forEntityNumber: ids[0].entityNumber), properties: properties)
         var cached = coordinator.rowCache.cachedSnapshots(for: ids)
-        for (id, row) in cached where !row.holdsAll(of: plan.loaded[id.entityNumber]) { cached[id] = nil }
+        for (id, row) in cached where !row.holdsAll(of: plan.reader(forEntity: id.entityNumber).loaded) { cached[id] = nil }
         var rows = ids.compactMap { cached[$0] }
         let missing = ids.filter { cached[$0] == nil }
         if !missing.isEmpty {
