@@ -63,4 +63,21 @@ final class Subject: ManagedObject {
         #expect(loaded.subjects.map(\.name) == ["Math"])
         #expect(fresh.object(with: loaded.objectID) is Student)
     }
+
+    /// A wrapper keeps its key in one word (objects hold every wrapper of their class), and gives back the text it
+    /// was given, whatever form the literal took: text, non-ASCII text, or a single scalar.
+    @Test func wrappersKeepTheirKeysInOneWord() {
+        #expect(MemoryLayout<Stored<String>>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<ToOne<Student>>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<ToMany<Student>>.size == MemoryLayout<Int>.size)
+        #expect(Stored<String>("name").key == "name")
+        #expect(ToOne<Student>("größe").key == "größe")
+        #expect(ToMany<Student>("").key == "")
+        // A literal typed through `ExpressibleByUnicodeScalarLiteral` is a static string with no text to point at.
+        func scalarLiteral<Literal: ExpressibleByUnicodeScalarLiteral>(_: Literal.Type) -> Literal { "x" }
+        let scalar = scalarLiteral(StaticString.self)
+        #expect(!scalar.hasPointerRepresentation)
+        #expect(Stored<String>(scalar).key == "x")
+        #expect(ToOne<Student>(scalar).key == "x")
+    }
 }

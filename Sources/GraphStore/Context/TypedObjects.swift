@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The typed API: subclass `ManagedObject` per entity and declare its keys with property wrappers.
 ///
@@ -136,12 +137,44 @@ extension Optional: AttributeConvertible where Wrapped: AttributeConvertible {
     public var attributeValue: AttributeValue { self?.attributeValue ?? .null }
 }
 
+/// The key a property wrapper names, in one word: where its text lies among the program's constants. Every object
+/// stores its class's wrappers, so a word here instead of a `String`'s two is paid back on every object made (a
+/// message has fifteen).
+struct PropertyKey: @unchecked Sendable {
+    /// The key's UTF-8 code units, NUL-terminated, in memory that lives as long as the program.
+    private let start: UnsafePointer<UInt8>
+
+    init(_ key: StaticString) {
+        start = key.hasPointerRepresentation ? key.utf8Start : Self.interned(key.unicodeScalar)
+    }
+
+    var string: String { String(cString: start) }
+
+    /// A key given as one Unicode scalar (a `StaticString` made from a scalar literal holds no text to point at):
+    /// its text, made once per scalar and kept.
+    private static func interned(_ scalar: Unicode.Scalar) -> UnsafePointer<UInt8> {
+        scalarKeys.withLock { keys in
+            if let start = keys[scalar] { return start }
+            let bytes = Array(String(scalar).utf8) + [0]
+            let start = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
+            start.initialize(from: bytes, count: bytes.count)
+            keys[scalar] = UnsafePointer(start)
+            return UnsafePointer(start)
+        }
+    }
+
+    private static let scalarKeys = Mutex<[Unicode.Scalar: UnsafePointer<UInt8>]>([:])
+}
+
 /// A stored or transient attribute of a `ManagedObject` subclass: `@Stored("name") var name: String`.
 @propertyWrapper
 public struct Stored<Value: AttributeConvertible> {
-    public let key: String
+    private let name: PropertyKey
 
-    public init(_ key: String) { self.key = key }
+    public init(_ key: StaticString) { name = PropertyKey(key) }
+
+    /// The key the property reads and writes.
+    public var key: String { name.string }
 
     @available(*, unavailable, message: "@Stored works only on properties of ManagedObject subclasses")
     public var wrappedValue: Value {
@@ -162,9 +195,12 @@ public struct Stored<Value: AttributeConvertible> {
 /// A to-one relationship of a `ManagedObject` subclass: `@ToOne("address") var address: Address?`.
 @propertyWrapper
 public struct ToOne<Destination: ManagedObject> {
-    public let key: String
+    private let name: PropertyKey
 
-    public init(_ key: String) { self.key = key }
+    public init(_ key: StaticString) { name = PropertyKey(key) }
+
+    /// The key the property reads and writes.
+    public var key: String { name.string }
 
     @available(*, unavailable, message: "@ToOne works only on properties of ManagedObject subclasses")
     public var wrappedValue: Destination? {
@@ -187,9 +223,12 @@ public struct ToOne<Destination: ManagedObject> {
 /// firing it).
 @propertyWrapper
 public struct ToMany<Destination: ManagedObject> {
-    public let key: String
+    private let name: PropertyKey
 
-    public init(_ key: String) { self.key = key }
+    public init(_ key: StaticString) { name = PropertyKey(key) }
+
+    /// The key the property reads and writes.
+    public var key: String { name.string }
 
     @available(*, unavailable, message: "@ToMany works only on properties of ManagedObject subclasses")
     public var wrappedValue: [Destination] {
