@@ -399,8 +399,17 @@ private struct ReferenceLRU {
         let id = ObjectID(entityNumber: 1, primaryKey: 7)
         cache.insert(RowSnapshot(objectID: id, version: 3, values: [.string("new")], toOneKeys: []))
         cache.insert(RowSnapshot(objectID: id, version: 2, values: [.string("old")], toOneKeys: []))
-        #expect(cache.snapshot(for: id)?.values == [.string("new")])
+        #expect(cache.snapshot(for: id).map { Array($0.values) } == [.string("new")])
         cache.insert(RowSnapshot(objectID: id, version: 4, values: [.string("newer")], toOneKeys: []))
-        #expect(cache.snapshot(for: id)?.values == [.string("newer")])
+        #expect(cache.snapshot(for: id).map { Array($0.values) } == [.string("newer")])
+    }
+}
+
+/// The same row, not merely equal values (both nil counts as the same).
+private func === (lhs: RowSnapshot?, rhs: RowSnapshot?) -> Bool {
+    switch (lhs, rhs) {
+    case (nil, nil): true
+    case let (lhs?, rhs?): lhs.isIdentical(to: rhs)
+    default: false
     }
 }

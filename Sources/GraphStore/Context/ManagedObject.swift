@@ -163,14 +163,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             if let changed = attributeChanges[index] { return changed }
             if let row = state.snapshot {
                 noteRead()
-                return row.values[index]
+                return row.value(at: index)
             }
             if let partial = state.partial, partial.holdsAttribute(index) {
                 noteRead()
-                return partial.values[index]
+                return partial.value(at: index)
             }
             fulfill(key: key)
-            return state.row?.values[index] ?? .null
+            return state.row?.value(at: index) ?? .null
         case .transient:
             return transientValues[key] ?? .null
         default:
@@ -365,14 +365,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if let changed = toOneChanges[index] { return changed }
         if let row = state.snapshot {
             noteRead()
-            return row.toOneKeys[index]
+            return row.toOneKey(at: index)
         }
         if let partial = state.partial, partial.holdsToOne(index) {
             noteRead()
-            return partial.toOneKeys[index]
+            return partial.toOneKey(at: index)
         }
         fulfill(key: mapping.toOnes[index].name)
-        return state.row?.toOneKeys[index] ?? nil
+        return state.row?.toOneKey(at: index) ?? nil
     }
 }
 extension AttributeValue {

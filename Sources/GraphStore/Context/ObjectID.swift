@@ -38,68 +38,6 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 }
 
-/// The persisted state of one row, as read from SQLite or written by a save: immutable, shared between contexts
-/// through the coordinator's row cache.
-///
-/// A row read with chosen properties only (`FetchRequest.propertiesToFetch`) is *partial*: `loaded` names what it
-/// holds, and the values it does not hold are placeholders (`.null`, nil) that must not be read as the row's.
-public final class RowSnapshot: Sendable {
-    public let objectID: ObjectID
-    /// `Z_OPT`: the row's version, checked by optimistic locking.
-    public let version: Int64
-    /// One value per stored attribute, in the order of the entity's stored attributes (`EntityMapping`).
-    public let values: [AttributeValue]
-    /// One destination per stored to-one relationship, in the order of the entity's stored to-ones.
-    public let toOneKeys: [ObjectID?]
-    /// The properties a partial row holds; nil when it holds every stored attribute and to-one.
-    public let loaded: LoadedProperties?
-
-    public init(objectID: ObjectID, version: Int64, values: [AttributeValue], toOneKeys: [ObjectID?], loaded: LoadedProperties? = nil) {
-        self.objectID = objectID
-        self.version = version
-        self.values = values
-        self.toOneKeys = toOneKeys
-        self.loaded = loaded
-    }
-
-    /// Whether the row holds every stored attribute and to-one.
-    @inline(__always) public var isComplete: Bool { loaded == nil }
-
-    /// Whether the row holds the stored attribute at `index`.
-    @inline(__always) func holdsAttribute(_ index: Int) -> Bool { loaded?.attributes[index] ?? true }
-
-    /// Whether the row holds the to-one at `index`.
-    @inline(__always) func holdsToOne(_ index: Int) -> Bool { loaded?.toOnes[index] ?? true }
-
-    /// Whether the row holds the value `slot` names (a to-many or transient needs nothing from the row).
-    func holds(_ slot: EntityMapping.Slot) -> Bool {
-        switch slot {
-        case .attribute(let index): holdsAttribute(index)
-        case .toOne(let index): holdsToOne(index)
-        case .toMany, .transient: true
-        }
-    }
-
-    /// Whether the row holds everything `other` names (a complete row names everything).
-    func holdsAll(of other: LoadedProperties?) -> Bool {
-        guard let loaded else { return true }
-        guard let other else { return false }
-        return loaded.contains(other)
-    }
-
-    /// The two rows of one version as one: what either holds. Complete when together they hold everything.
-    func merged(with other: RowSnapshot) -> RowSnapshot {
-        guard let mine = loaded else { return self }
-        guard let theirs = other.loaded else { return other }
-        let union = mine.union(theirs)
-        var values = self.values
-        for index in values.indices where !mine.attributes[index] && theirs.attributes[index] { values[index] = other.values[index] }
-        var keys = toOneKeys
-        for index in keys.indices where !mine.toOnes[index] && theirs.toOnes[index] { keys[index] = other.toOneKeys[index] }
-        return RowSnapshot(objectID: objectID, version: version, values: values, toOneKeys: keys, loaded: union.isEverything ? nil : union)
-    }
-}
-
 /// Which stored attributes and to-ones a partial row holds, by slot: one value shared by every row a statement
 /// read, so a partial row costs nothing more than a complete one.
 public final class LoadedProperties: Sendable, Equatable, CustomStringConvertible {

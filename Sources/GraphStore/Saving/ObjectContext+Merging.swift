@@ -123,7 +123,7 @@ extension ObjectContext {
             owners.insert(permanent(link.second))
         }
         for object in deleted {
-            for key in object.snapshot?.toOneKeys ?? [] { if let key { owners.insert(key) } }
+            if let keys = object.snapshot?.toOneKeys { for case let key? in keys { owners.insert(key) } }
         }
         note.deleted = Array(gone).sorted()
         owners.subtract(gone)

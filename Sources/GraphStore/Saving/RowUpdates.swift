@@ -81,8 +81,8 @@ struct RowUpdates {
     private func write(_ object: ManagedObject, over snapshot: RowSnapshot, version: Int64) throws -> RowSnapshot? {
         let mapping = object.mapping
         var columns: [(column: String, value: AttributeValue)] = []
-        var values = snapshot.values
-        var keys = snapshot.toOneKeys
+        var values = Array(snapshot.values)
+        var keys = Array(snapshot.toOneKeys)
         for (index, value) in object.attributeChanges.entries {
             values[index] = value
             columns.append((mapping.attributes[index].column, value))

@@ -172,7 +172,7 @@ extension PersistentStoreCoordinator {
             for (key, row) in keys.sorted(by: { $0.key < $1.key }) {
                 guard let version = versions[key] else {
                     note.deleted.append(row.id)
-                    for destination in cached[row.id]?.toOneKeys ?? [] { if let destination { owners.insert(destination) } }
+                    if let keys = cached[row.id]?.toOneKeys { for case let destination? in keys { owners.insert(destination) } }
                     continue
                 }
                 if version != row.version {

@@ -132,29 +132,27 @@ enum SQLiteValues {
                                  of: mapping.entityNumbers, key: sqlite3_column_int64(statement, next()))
         let version = sqlite3_column_int64(statement, next())
         let types = mapping.attributeTypes
-        var values: [AttributeValue] = []
-        values.reserveCapacity(types.count)
-        for type in types {
-            let column = next()
-            values.append(column < 0 ? .null : value(statement, column, as: type))
-        }
         let destinations = mapping.toOneDestinations
-        var keys: [ObjectID?] = []
-        keys.reserveCapacity(destinations.count)
-        for toOne in destinations {
-            let column = next()
-            let entityColumn = toOne.hasEntityColumn ? next() : -1
-            guard column >= 0, sqlite3_column_type(statement, column) != SQLITE_NULL else {
-                keys.append(nil)
-                continue
+        // Values and keys are decoded straight into the row's block (one allocation per row).
+        return RowSnapshot(objectID: id, version: version, attributeCount: types.count, toOneCount: destinations.count, loaded: loaded) { values, keys in
+            for (index, type) in types.enumerated() {
+                let column = next()
+                (values + index).initialize(to: column < 0 ? .null : value(statement, column, as: type))
             }
-            let key = sqlite3_column_int64(statement, column)
-            var destination = Int64(toOne.number)
-            if entityColumn >= 0, sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
-                destination = sqlite3_column_int64(statement, entityColumn)
+            for (index, toOne) in destinations.enumerated() {
+                let column = next()
+                let entityColumn = toOne.hasEntityColumn ? next() : -1
+                guard column >= 0, sqlite3_column_type(statement, column) != SQLITE_NULL else {
+                    (keys + index).initialize(to: nil)
+                    continue
+                }
+                let key = sqlite3_column_int64(statement, column)
+                var destination = Int64(toOne.number)
+                if entityColumn >= 0, sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
+                    destination = sqlite3_column_int64(statement, entityColumn)
+                }
+                (keys + index).initialize(to: ObjectID.stored(entity: destination, of: toOne.entities, key: key))
             }
-            keys.append(ObjectID.stored(entity: destination, of: toOne.entities, key: key))
         }
-        return RowSnapshot(objectID: id, version: version, values: values, toOneKeys: keys, loaded: loaded)
     }
 }

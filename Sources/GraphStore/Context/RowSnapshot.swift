@@ -1,0 +1,151 @@
+/// The persisted state of one row, as read from SQLite or written by a save: immutable, shared between contexts
+/// through the coordinator's row cache.
+///
+/// A row read with chosen properties only (`FetchRequest.propertiesToFetch`) is *partial*: `loaded` names what it
+/// holds, and the values it does not hold are placeholders (`.null`, nil) that must not be read as the row's.
+///
+/// A row is one allocation: its ID, version, values and to-one keys lie together in one block (`RowStorage`), so
+/// reading a hundred thousand rows allocates a hundred thousand blocks, not three times as many.
+public struct RowSnapshot: @unchecked Sendable {
+    // Sendable by hand: `ManagedBuffer` is not, but the block is written only while it is made.
+    let storage: RowStorage
+
+    /// A row of the given values and keys.
+    public init(objectID: ObjectID, version: Int64, values: [AttributeValue], toOneKeys: [ObjectID?], loaded: LoadedProperties? = nil) {
+        self.init(objectID: objectID, version: version, attributeCount: values.count, toOneCount: toOneKeys.count, loaded: loaded) { valueSlots, keySlots in
+            valueSlots.initialize(from: values, count: values.count)
+            keySlots.initialize(from: toOneKeys, count: toOneKeys.count)
+        }
+    }
+
+    /// A row whose values and keys `fill` writes in place: it must initialize all `attributeCount` values and all
+    /// `toOneCount` keys.
+    @inline(__always)
+    init(objectID: ObjectID, version: Int64, attributeCount: Int, toOneCount: Int, loaded: LoadedProperties?,
+         fill: (UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<ObjectID?>) -> Void) {
+        storage = RowStorage.make(RowStorage.Header(objectID: objectID, version: version, loaded: loaded,
+                                                    attributeCount: attributeCount, toOneCount: toOneCount), fill: fill)
+    }
+
+    public var objectID: ObjectID { storage.header.objectID }
+    /// `Z_OPT`: the row's version, checked by optimistic locking.
+    public var version: Int64 { storage.header.version }
+    /// One value per stored attribute, in the order of the entity's stored attributes (`EntityMapping`).
+    public var values: Values { Values(storage: storage) }
+    /// One destination per stored to-one relationship, in the order of the entity's stored to-ones.
+    public var toOneKeys: Keys { Keys(storage: storage) }
+    /// The properties a partial row holds; nil when it holds every stored attribute and to-one.
+    public var loaded: LoadedProperties? { storage.header.loaded }
+
+    /// Whether both are the same row read or written once (not merely equal values): a cache that kept a row hands
+    /// back that very one.
+    public func isIdentical(to other: RowSnapshot) -> Bool { storage === other.storage }
+
+    /// The value of the stored attribute at `index`.
+    @inline(__always) func value(at index: Int) -> AttributeValue { storage.value(at: index) }
+
+    /// The destination of the to-one at `index`.
+    @inline(__always) func toOneKey(at index: Int) -> ObjectID? { storage.key(at: index) }
+
+    /// Whether the row holds every stored attribute and to-one.
+    @inline(__always) public var isComplete: Bool { loaded == nil }
+
+    /// Whether the row holds the stored attribute at `index`.
+    @inline(__always) func holdsAttribute(_ index: Int) -> Bool { loaded?.attributes[index] ?? true }
+
+    /// Whether the row holds the to-one at `index`.
+    @inline(__always) func holdsToOne(_ index: Int) -> Bool { loaded?.toOnes[index] ?? true }
+
+    /// Whether the row holds the value `slot` names (a to-many or transient needs nothing from the row).
+    func holds(_ slot: EntityMapping.Slot) -> Bool {
+        switch slot {
+        case .attribute(let index): holdsAttribute(index)
+        case .toOne(let index): holdsToOne(index)
+        case .toMany, .transient: true
+        }
+    }
+
+    /// Whether the row holds everything `other` names (a complete row names everything).
+    func holdsAll(of other: LoadedProperties?) -> Bool {
+        guard let loaded else { return true }
+        guard let other else { return false }
+        return loaded.contains(other)
+    }
+
+    /// The two rows of one version as one: what either holds. Complete when together they hold everything.
+    func merged(with other: RowSnapshot) -> RowSnapshot {
+        guard let mine = loaded else { return self }
+        guard let theirs = other.loaded else { return other }
+        let union = mine.union(theirs)
+        var values = Array(self.values)
+        for index in values.indices where !mine.attributes[index] && theirs.attributes[index] { values[index] = other.value(at: index) }
+        var keys = Array(toOneKeys)
+        for index in keys.indices where !mine.toOnes[index] && theirs.toOnes[index] { keys[index] = other.toOneKey(at: index) }
+        return RowSnapshot(objectID: objectID, version: version, values: values, toOneKeys: keys, loaded: union.isEverything ? nil : union)
+    }
+
+    /// A row's values, in the order of the entity's stored attributes.
+    public struct Values: RandomAccessCollection, @unchecked Sendable {
+        let storage: RowStorage
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { storage.header.attributeCount }
+        public subscript(index: Int) -> AttributeValue { storage.value(at: index) }
+    }
+
+    /// A row's to-one destinations, in the order of the entity's stored to-ones.
+    public struct Keys: RandomAccessCollection, @unchecked Sendable {
+        let storage: RowStorage
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { storage.header.toOneCount }
+        public subscript(index: Int) -> ObjectID? { storage.key(at: index) }
+    }
+}
+
+/// The block behind a `RowSnapshot`: the row's ID, version and counts in the header, then its values, then its
+/// to-one keys. Written once, while it is made, and never after, so the snapshots that share it can cross threads.
+final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
+    struct Header {
+        let objectID: ObjectID
+        let version: Int64
+        let loaded: LoadedProperties?
+        let attributeCount: Int
+        let toOneCount: Int
+    }
+
+    /// Element slots (of `AttributeValue`'s stride) the keys take after the values.
+    private static func keySlots(_ toOneCount: Int) -> Int {
+        let stride = MemoryLayout<AttributeValue>.stride
+        return (toOneCount * MemoryLayout<ObjectID?>.stride + stride - 1) / stride
+    }
+
+    @inline(__always)
+    static func make(_ header: Header, fill: (UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<ObjectID?>) -> Void) -> RowStorage {
+        let buffer = create(minimumCapacity: header.attributeCount + keySlots(header.toOneCount)) { _ in header }
+        let storage = unsafeDowncast(buffer, to: RowStorage.self)
+        storage.withUnsafeMutablePointerToElements { elements in
+            let keys = UnsafeMutableRawPointer(elements + header.attributeCount).bindMemory(to: ObjectID?.self, capacity: header.toOneCount)
+            fill(elements, keys)
+        }
+        return storage
+    }
+
+    @inline(__always)
+    func value(at index: Int) -> AttributeValue {
+        precondition(index >= 0 && index < header.attributeCount, "attribute index out of range")
+        return withUnsafeMutablePointerToElements { $0[index] }
+    }
+
+    @inline(__always)
+    func key(at index: Int) -> ObjectID? {
+        let attributeCount = header.attributeCount
+        precondition(index >= 0 && index < header.toOneCount, "to-one index out of range")
+        return withUnsafeMutablePointerToElements { elements in
+            UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)[index]
+        }
+    }
+
+    deinit {
+        // The keys are plain values; only the attribute values hold references.
+        _ = withUnsafeMutablePointers { header, elements in elements.deinitialize(count: header.pointee.attributeCount) }
+    }
+}
