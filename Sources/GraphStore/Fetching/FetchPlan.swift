@@ -41,7 +41,7 @@ struct FetchPlan {
             : [mapping]
         self.included = included
         self.includedNumbers = Set(included.map(\.number))
-        let selection = readsObjects ? try PropertySelection(request, mapping: mapping, coordinator: coordinator) : .wholeRows
+        let selection = readsObjects ? try coordinator.planCache.selection(for: request, mapping: mapping, coordinator: coordinator) : .wholeRows
         self.selection = selection
         self.rowPlan = coordinator.planCache.rowPlan(for: mapping, includesSubentities: request.includesSubentities,
                                                      properties: selection.names(at: ""), coordinator: coordinator)

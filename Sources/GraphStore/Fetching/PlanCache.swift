@@ -22,11 +22,34 @@ final class PlanCache: Sendable {
         let includesSubentities: Bool
         let keyPaths: [String]
         let joinsToMany: Bool
-        let selection: PropertySelection
+        /// The request's `propertiesToFetch` when its plan reads partial rows (the selection follows from them, the
+        /// entity and the key paths), else empty: cheaper to hash than the selection itself.
+        let properties: [String]
+    }
+
+    private struct SelectionKey: Hashable {
+        let entity: Int
+        let properties: [String]
+        let keyPaths: [String]
     }
 
     private let rowPlans = Mutex<[RowPlanKey: RowReadPlan]>([:])
     private let joinedPrefetches = Mutex<[JoinedKey: JoinedPrefetch]>([:])
+    private let selections = Mutex<[SelectionKey: PropertySelection]>([:])
+
+    /// What a fetch of objects by `request` reads of each row (`PropertySelection`), checked once per entity,
+    /// `propertiesToFetch` and prefetched key paths; a request that names properties the model lacks throws every time.
+    func selection(for request: FetchRequest, mapping: EntityMapping, coordinator: PersistentStoreCoordinator) throws(ContextError) -> PropertySelection {
+        guard !request.propertiesToFetch.isEmpty else { return .wholeRows }
+        let key = SelectionKey(entity: mapping.number, properties: request.propertiesToFetch, keyPaths: request.relationshipKeyPathsForPrefetching)
+        if let found = selections.withLock({ $0[key] }) { return found }
+        let selection = try PropertySelection(request, mapping: mapping, coordinator: coordinator)
+        selections.withLock { selections in
+            if selections.count >= Self.limit { selections.removeAll() }
+            selections[key] = selection
+        }
+        return selection
+    }
 
     /// How to read rows of `mapping`'s entity, and of its sub-entities when `includesSubentities`: whole, or only
     /// `properties` of them.
@@ -55,7 +78,7 @@ final class PlanCache: Sendable {
         let request = plan.request
         let key = JoinedKey(entity: plan.mapping.number, includesSubentities: request.includesSubentities,
                             keyPaths: request.relationshipKeyPathsForPrefetching, joinsToMany: request.joinsToManyPrefetch,
-                            selection: plan.selection)
+                            properties: plan.selection.isEmpty ? [] : request.propertiesToFetch)
         if let found = joinedPrefetches.withLock({ $0[key] }) { return found }
         let layout = make()
         joinedPrefetches.withLock { layouts in
