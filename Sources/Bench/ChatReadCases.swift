@@ -37,7 +37,8 @@ final class ChatReadCases {
     /// The latest 50 messages of the largest chat, newest first (`sentAt` descending, then the primary key
     /// descending, the browser's order), with senders, reply quotes and reaction counts, five ways:
     ///
-    /// - `faultline`: the message pane's fetch with `sender`, `replyTo.sender` and `reactions` prefetched by joins.
+    /// - `faultline`: the message pane's fetch with `sender` and `replyTo.sender` prefetched by joins, only the drawn
+    ///   properties read, and the reactions counted in the same statement (`countsToFetch`).
     /// - `faultline-defaults`: the same fetch with Core Data's defaults: a fault per related object and to-many.
     /// - `raw-sqlite`: one hand-written statement (`MessageColumns.openChatSQL`), prepared once, six values a row.
     /// - `grdb`: that statement from GRDB's statement cache, rows decoded by column index.
@@ -72,12 +73,13 @@ final class ChatReadCases {
                 sortDescriptors: [.init("sentAt", ascending: false), .init("SELF", ascending: false)])
             request.fetchLimit = limit
             if tuned {
-                request.relationshipKeyPathsForPrefetching = ["sender", "replyTo.sender", "reactions"]
+                request.relationshipKeyPathsForPrefetching = ["sender", "replyTo.sender"]
                 request.prefetchStrategy = .joined
-                request.joinsToManyPrefetch = true
-                // What the pane draws (`MessageRow`): the reactions are counted, so of them only the emoji is read.
+                // What the pane draws (`MessageRow`). Reactions are only counted: their sizes come with the rows
+                // (`countsToFetch`), and `count(forKey: "reactions")` reads no reaction.
                 request.propertiesToFetch = ["text", "sentAt", "sender", "replyTo", "sender.name", "replyTo.text", "replyTo.sender",
-                                             "replyTo.sender.name", "reactions.emoji"]
+                                             "replyTo.sender.name"]
+                request.countsToFetch = ["reactions"]
             }
             return request
         }

@@ -11,8 +11,9 @@ import Foundation
 /// ```
 /// Objects belong to the context that made them and must stay on its thread or actor.
 open class ManagedObject: Hashable, CustomStringConvertible {
-    public final internal(set) var objectID: ObjectID
-    public final private(set) weak var context: ObjectContext?
+    // Unchecked (see below): both are read whenever an object is made, read or let go.
+    @exclusivity(unchecked) public final internal(set) var objectID: ObjectID
+    @exclusivity(unchecked) public final private(set) weak var context: ObjectContext?
     public final let mapping: EntityMapping
 
     // The stored properties read on every property access are marked `@exclusivity(unchecked)`: an object never
@@ -241,9 +242,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return ids.map { context.object(with: $0) }
     }
 
-    /// How many objects a to-many holds; fires the relationship fault, as Core Data's `count` does.
+    /// How many objects a to-many holds; fires the relationship fault, as Core Data's `count` does, unless the
+    /// fetch that read this object counted the relationship (`FetchRequest.countsToFetch`) and nothing changed it
+    /// since.
     public final func count(forKey key: String) -> Int {
         guard case .toMany(let index) = slot(key) else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
+        if let known = toManyStates[index]?.knownCount { return known }
         return context?.members(of: self, toMany: index).count ?? 0
     }
 

@@ -34,7 +34,7 @@ extension ObjectContext {
             stopTrackingChanges(of: object)
         } else {
             // Keep recorded link changes; reload the members themselves on next access.
-            for index in object.toManyStates.keys { object.toManyStates[index]?.members = nil }
+            for index in object.toManyStates.keys { object.toManyStates[index]?.forgetMembers() }
         }
     }
 

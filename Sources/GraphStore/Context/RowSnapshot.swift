@@ -27,15 +27,15 @@ public struct RowSnapshot: @unchecked Sendable {
                                                     attributeCount: attributeCount, toOneCount: toOneCount), fill: fill)
     }
 
-    public var objectID: ObjectID { storage.header.objectID }
+    public var objectID: ObjectID { storage.objectID }
     /// `Z_OPT`: the row's version, checked by optimistic locking.
-    public var version: Int64 { storage.header.version }
+    public var version: Int64 { storage.version }
     /// One value per stored attribute, in the order of the entity's stored attributes (`EntityMapping`).
     public var values: Values { Values(storage: storage) }
     /// One destination per stored to-one relationship, in the order of the entity's stored to-ones.
     public var toOneKeys: Keys { Keys(storage: storage) }
     /// The properties a partial row holds; nil when it holds every stored attribute and to-one.
-    public var loaded: LoadedProperties? { storage.header.loaded }
+    public var loaded: LoadedProperties? { storage.loaded }
 
     /// Whether both are the same row read or written once (not merely equal values): a cache that kept a row hands
     /// back that very one.
@@ -88,7 +88,7 @@ public struct RowSnapshot: @unchecked Sendable {
     public struct Values: RandomAccessCollection, @unchecked Sendable {
         let storage: RowStorage
         public var startIndex: Int { 0 }
-        public var endIndex: Int { storage.header.attributeCount }
+        public var endIndex: Int { storage.attributeCount }
         public subscript(index: Int) -> AttributeValue { storage.value(at: index) }
     }
 
@@ -96,7 +96,7 @@ public struct RowSnapshot: @unchecked Sendable {
     public struct Keys: RandomAccessCollection, @unchecked Sendable {
         let storage: RowStorage
         public var startIndex: Int { 0 }
-        public var endIndex: Int { storage.header.toOneCount }
+        public var endIndex: Int { storage.toOneCount }
         public subscript(index: Int) -> ObjectID? { storage.key(at: index) }
     }
 }
@@ -129,18 +129,29 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
         return storage
     }
 
+    // The header is read through its pointer: `ManagedBuffer.header` is a stored class property, and reading it
+    // costs a runtime exclusivity check (`swift_beginAccess`) on every value read. The header is written only by
+    // `create`, so no access can conflict.
+    @inline(__always) var objectID: ObjectID { withUnsafeMutablePointerToHeader { $0.pointee.objectID } }
+    @inline(__always) var version: Int64 { withUnsafeMutablePointerToHeader { $0.pointee.version } }
+    @inline(__always) var loaded: LoadedProperties? { withUnsafeMutablePointerToHeader { $0.pointee.loaded } }
+    @inline(__always) var attributeCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.attributeCount } }
+    @inline(__always) var toOneCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.toOneCount } }
+
     @inline(__always)
     func value(at index: Int) -> AttributeValue {
-        precondition(index >= 0 && index < header.attributeCount, "attribute index out of range")
-        return withUnsafeMutablePointerToElements { $0[index] }
+        withUnsafeMutablePointers { header, elements in
+            precondition(index >= 0 && index < header.pointee.attributeCount, "attribute index out of range")
+            return elements[index]
+        }
     }
 
     @inline(__always)
     func key(at index: Int) -> ObjectID? {
-        let attributeCount = header.attributeCount
-        precondition(index >= 0 && index < header.toOneCount, "to-one index out of range")
-        return withUnsafeMutablePointerToElements { elements in
-            UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)[index]
+        withUnsafeMutablePointers { header, elements in
+            let attributeCount = header.pointee.attributeCount
+            precondition(index >= 0 && index < header.pointee.toOneCount, "to-one index out of range")
+            return UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)[index]
         }
     }
 

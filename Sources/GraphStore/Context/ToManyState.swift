@@ -11,6 +11,18 @@ struct ToManyState {
     var removed: Set<ObjectID> = []
     /// Whether the order of an ordered to-many changed and must be rewritten.
     var reordered = false
+    /// How many members the store held when the owner's row was fetched with the relationship in
+    /// `FetchRequest.countsToFetch`; answers `count` while the fault has not fired and nothing was changed.
+    var storedCount: Int?
+
+    /// The member count known without reading members: the fetched count, while it still holds.
+    var knownCount: Int? { members == nil && !hasChanges ? storedCount : nil }
+
+    /// Forgets the members read (and any fetched count): both are read again on next access.
+    mutating func forgetMembers() {
+        members = nil
+        storedCount = nil
+    }
 
     var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || reordered }
 

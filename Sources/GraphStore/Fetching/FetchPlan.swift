@@ -1,8 +1,10 @@
+import Synchronization
+
 /// A fetch request worked out against the store's tables once: which entities and table, the FROM clause with the
 /// joins its predicate and sort need, the WHERE clause with its bound values, and the ORDER BY. Every statement a
 /// request runs (rows, IDs, counts, later batches) is built from these pieces, so they all select the same rows in
 /// the same order.
-struct FetchPlan {
+struct FetchPlan: Sendable {
     let request: FetchRequest
     let mapping: EntityMapping
     /// The fetched entity and, unless turned off, its sub-entities.
@@ -26,6 +28,20 @@ struct FetchPlan {
     /// The sort's columns, one per descriptor (for in-memory merges the key paths are used instead).
     let sortColumns: [String]
     private var compiler: PredicateCompiler
+    /// The to-manys of `request.countsToFetch`, each with its count's term for the select list.
+    let counted: [CountedToMany]
+    /// `, (SELECT COUNT(*) …)` per counted to-many (with their leading commas), or "".
+    let countsSelectList: String
+
+    struct CountedToMany: Sendable {
+        let name: String
+        /// `(SELECT COUNT(*) FROM ZREACTION c0 WHERE c0.ZMESSAGE = t0.Z_PK)`
+        let term: String
+    }
+
+    /// Statements already written from this plan, shared by its copies until one of them changes (then it gets
+    /// its own): a plan kept by the plan cache writes each statement once, not on every fetch.
+    private(set) var statements = StatementMemo()
 
     /// The plan of `request`. With `readsObjects` (a fetch of objects), `propertiesToFetch` chooses what each row
     /// reads; otherwise it is left to the caller (`fetchDictionaries`) and rows are planned whole.
@@ -83,13 +99,43 @@ struct FetchPlan {
         self.orderTerms = zip(sortColumns, request.sortDescriptors).map { column, descriptor in (column, descriptor.ascending) }
         self.compiler = compiler
         self.from = ([mapping.table + " t0"] + compiler.joins).joined(separator: " ")
+        let counted = try Self.counted(request.countsToFetch, of: mapping, coordinator: coordinator)
+        self.counted = counted
+        self.countsSelectList = counted.map { ", " + $0.term }.joined()
+    }
+
+    /// The counted to-manys of `names`: each must be a to-many of the fetched entity whose members the store
+    /// keeps (a foreign key in the destination's table, or a join table).
+    private static func counted(_ names: [String], of mapping: EntityMapping, coordinator: PersistentStoreCoordinator) throws(ContextError) -> [CountedToMany] {
+        var counted: [CountedToMany] = []
+        for name in names where !counted.contains(where: { $0.name == name }) {
+            guard case .toMany(let index)? = mapping.slot(forKey: name) else {
+                throw .invalidFetch("\(mapping.name): '\(name)' in countsToFetch is not a to-many relationship of \(mapping.name)")
+            }
+            let toMany = mapping.toManys[index]
+            let alias = "c\(counted.count)"
+            let term: String
+            switch toMany.storage {
+            case .inverseForeignKey(let table, let column, _):
+                term = "(SELECT COUNT(*) FROM \(table) \(alias) WHERE \(alias).\(column) = t0.Z_PK)"
+            case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
+                // Through the destination's table, as the relationship fault reads members: rows that exist.
+                term = "(SELECT COUNT(*) FROM \(table) \(alias) JOIN \(toMany.destinationTable) \(alias)d ON \(alias)d.Z_PK = "
+                    + "\(alias).\(destinationColumn) WHERE \(alias).\(sourceColumn) = t0.Z_PK)"
+            case .foreignKey, .transient:
+                throw .invalidFetch("\(mapping.name): '\(name)' in countsToFetch keeps no members in the store to count")
+            }
+            counted.append(CountedToMany(name: name, term: term))
+        }
+        return counted
     }
 
     /// Adds the primary key as the last sort term, so that statements reading the same order in pieces (a first
     /// batch, then later IDs) agree on rows whose sort values tie.
     mutating func breakTiesByPrimaryKey() {
-        guard !sortColumns.contains("t0.Z_PK") else { return }
+        guard !orderTerms.contains(where: { $0.column == "t0.Z_PK" }) else { return }
         orderTerms.append(("t0.Z_PK", true))
+        statements = StatementMemo()
     }
 
     /// Leaves the rows with these primary keys out of every statement (objects deleted in memory, not yet saved).
@@ -108,6 +154,7 @@ struct FetchPlan {
         // The conditions so far may be one predicate with ORs: they are kept together.
         whereClause = whereClause.isEmpty ? " WHERE " + clause : " WHERE (" + whereClause.dropFirst(" WHERE ".count) + ") AND " + clause
         arguments += values
+        statements = StatementMemo()
     }
 
     /// The condition "this row comes before a row whose sort values are `values`" in the plan's order (one value
@@ -153,6 +200,7 @@ struct FetchPlan {
             throw .predicate(entity: mapping.name, error)
         }
         from = ([mapping.table + " t0"] + compiler.joins).joined(separator: " ")
+        statements = StatementMemo()
         return column
     }
 
@@ -207,5 +255,30 @@ struct FetchPlan {
 
     static func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+}
+
+/// The statements written from one plan, by what varies between its fetches (window, counting). Plans are values;
+/// this is shared by reference among a plan's copies, so that the plan cache's copy keeps what any fetch wrote.
+final class StatementMemo: Sendable {
+    struct Key: Hashable {
+        let limit: Int
+        let offset: Int
+        let counting: Bool
+    }
+
+    /// Few keys per plan (a first window, a batch size): past this many it starts again.
+    static let limit = 16
+    private let written = Mutex<[Key: String]>([:])
+
+    /// The statement for `key`, written by `write` the first time.
+    func sql(_ key: Key, write: () -> String) -> String {
+        if let found = written.withLock({ $0[key] }) { return found }
+        let sql = write()
+        written.withLock { written in
+            if written.count >= Self.limit { written.removeAll() }
+            written[key] = sql
+        }
+        return sql
     }
 }

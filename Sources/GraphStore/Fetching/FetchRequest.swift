@@ -9,7 +9,7 @@
 /// ```
 /// The result type is chosen by the method called: `fetch` (objects), `fetchObjectIDs`, `fetchDictionaries`
 /// (chosen properties straight from the store) and `count(for:)` (one `SELECT COUNT(*)`).
-public struct FetchRequest: Sendable {
+public struct FetchRequest: Sendable, Hashable {
     /// How prefetched relationships are loaded.
     public enum PrefetchStrategy: String, Sendable, CaseIterable {
         /// Core Data's way: after the main statement, one `… WHERE … IN (…)` statement per key path and level.
@@ -31,7 +31,7 @@ public struct FetchRequest: Sendable {
     }
 
     /// An order by one key path (through to-ones: `lastMessage.sentAt`), done by SQLite.
-    public struct SortDescriptor: Sendable, Equatable {
+    public struct SortDescriptor: Sendable, Hashable {
         public var keyPath: String
         public var ascending: Bool
 
@@ -97,6 +97,17 @@ public struct FetchRequest: Sendable {
     /// Whether object results reflect the context's unsaved changes: inserted objects that match appear, deleted
     /// ones vanish, changed ones are judged by their values in memory.
     public var includesPendingChanges = true
+    /// To-many relationships of the fetched entity whose sizes come with each row: one correlated
+    /// `(SELECT COUNT(*) …)` column per name, and `count(forKey:)` on a fetched object answers from it without
+    /// firing the relationship fault (its members stay unread). A count is the store's as of the fetch; once the
+    /// context adds or removes members, or the fault fires, `count(forKey:)` counts the members as before.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Message", sortDescriptors: [.init("sentAt", ascending: false)])
+    /// request.countsToFetch = ["reactions"]   // …, (SELECT COUNT(*) FROM ZREACTION c0 WHERE c0.ZMESSAGE = t0.Z_PK)
+    /// message.count(forKey: "reactions")       // no statement
+    /// ```
+    public var countsToFetch: [String] = []
 
     public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
         self.entityName = entityName

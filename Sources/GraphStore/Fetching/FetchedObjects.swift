@@ -201,6 +201,8 @@ final class BatchedFetch {
         precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
         let number = batchNumber(of: index)
         let position = index - range(ofBatch: number).lowerBound
+        // Reading on in the batch read last (a screen's rows, one after another): nothing to reorder.
+        if let last = batches.values.last, batches.keys.last == number { return last[position] }
         if let batch = batches.removeValue(forKey: number) {
             // Most recently used goes last.
             batches[number] = batch
@@ -238,11 +240,11 @@ final class BatchedFetch {
             try readIDs(covering: range)
             let batchIDs = range.compactMap { ids[$0] }
             let list = KeyList(batchIDs.map(\.primaryKey))
-            let sql = "SELECT \(plan.rowPlan.selectList)\(joined.selectList) FROM \(plan.mapping.table) t0"
+            let sql = "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
                 + (joined.joins.isEmpty ? "" : " " + joined.joins.joined(separator: " ")) + " WHERE t0.Z_PK IN \(list.sql)"
             let loaded = try context.loadRows(sql: sql, arguments: list.arguments, rowPlan: plan.rowPlan, joined: joined, request: plan.request,
                                               selection: plan.selection,
-                                              cause: .fetch(entity: plan.mapping.name))
+                                              cause: .fetch(entity: plan.mapping.name), counted: plan.counted)
             // Rows come back in the table's order; put them in the result's.
             var byID: [ObjectID: ManagedObject] = [:]
             for object in loaded.objects { byID[object.objectID] = object }

@@ -156,16 +156,30 @@ struct JoinedPrefetch: Sendable {
         }
     }
 
-    /// What the joined columns of one statement's rows brought: each destination row once (by ID, with the key
-    /// path it was first reached by), and for a joined to-many, each owner's members in the order read.
+    /// What the joined columns of one statement's rows brought: each destination row once (under the first node
+    /// that reached it), and for a joined to-many, each owner's members in the order read.
     struct Rows {
-        var rows: [ObjectID: (row: RowSnapshot, keyPath: String)] = [:]
+        /// Per node (`nodes`' order), the destination rows first reached through it, in the order read.
+        var byNode: [[RowSnapshot]]
+        /// Every destination row read so far, whichever node reached it.
+        var seen = ObjectIDTable<Void>()
         /// Owners of the joined to-many, in the order first read (those without members included).
         var owners: [ObjectID] = []
         var members: [ObjectID: [ObjectID]] = [:]
         /// Members of the joined to-many already given to their owner.
         var membersSeen: Set<ObjectID> = []
+
+        init(nodeCount: Int) {
+            byNode = Array(repeating: [], count: nodeCount)
+            // Room for a screenful of joined rows from the start, rather than growing through small tables.
+            if nodeCount > 0 { seen.reserveCapacity(64) }
+        }
+
+        var isEmpty: Bool { seen.isEmpty }
     }
+
+    /// An empty `Rows` for this layout's nodes.
+    func makeRows() -> Rows { Rows(nodeCount: nodes.count) }
 
     /// Takes the joined destinations of the current result row into `found`. A destination already read by this
     /// statement (a sender of many messages, say) is not read again.
@@ -180,9 +194,9 @@ struct JoinedPrefetch: Sendable {
         }
         for index in keys.indices {
             guard let id = keys[index].objectID(handle) else { continue }
-            if found.rows[id] == nil {
-                let node = nodes[index]
-                found.rows[id] = (handle.snapshot(node.plan, offset: node.offset), node.keyPath)
+            if found.seen[id] == nil {
+                found.seen[id] = ()
+                found.byNode[index].append(handle.snapshot(nodes[index].plan, offset: keys[index].offset))
             }
             // A member comes once per row of its owner (its owner's own row repeats with every member of it).
             if index == toManyIndex, let owner, found.membersSeen.insert(id).inserted {

@@ -13,7 +13,9 @@ extension ObjectContext {
     /// fetching again): a windowed batched result reads the batch holding it in its first statement, instead of
     /// the first batch. Other results are as `fetch(_:)` makes them.
     public func fetch(_ request: FetchRequest, firstReading firstIndex: Int) throws(ContextError) -> FetchedObjects {
-        var plan = try FetchPlan(request, coordinator: coordinator)
+        // Windowed batches read the order in pieces, so ties are broken by primary key (`breakTiesByPrimaryKey`).
+        let windowed = request.fetchBatchSize > 0 && request.batchingMode == .windowed
+        var plan = try coordinator.planCache.plan(for: request, readsObjects: true, breaksTies: windowed, coordinator: coordinator)
         var pending = request.includesPendingChanges ? pendingObjects(for: plan) : nil
         if request.fetchBatchSize > 0, let unsaved = pending {
             let moved = unsaved.moved(by: request)
@@ -28,7 +30,6 @@ extension ObjectContext {
             }
         }
         if request.fetchBatchSize > 0, pending == nil {
-            if request.batchingMode == .windowed { plan.breakTiesByPrimaryKey() }
             return FetchedObjects(batches: try BatchedFetch(context: self, plan: plan, startingAt: firstIndex))
         }
         let start = ContinuousClock.now
@@ -74,7 +75,7 @@ extension ObjectContext {
     /// The IDs of the objects matching `request`, in its order: `SELECT Z_ENT, Z_PK …`, no rows read. With pending
     /// changes applied, inserted objects appear with their temporary IDs.
     public func fetchObjectIDs(_ request: FetchRequest) throws(ContextError) -> [ObjectID] {
-        let plan = try FetchPlan(request, coordinator: coordinator, readsObjects: false)
+        let plan = try coordinator.planCache.plan(for: request, readsObjects: false, coordinator: coordinator)
         if request.includesPendingChanges, pendingObjects(for: plan) != nil {
             return try fetch(request.wholeRows).map(\.objectID)
         }
@@ -91,7 +92,7 @@ extension ObjectContext {
     /// The number of objects `request` would return: one `SELECT COUNT(*)`, no rows read (unless unsaved changes
     /// of the fetched entities must be counted in, which takes the objects' IDs).
     public func count(for request: FetchRequest) throws(ContextError) -> Int {
-        let plan = try FetchPlan(request, coordinator: coordinator, readsObjects: false)
+        let plan = try coordinator.planCache.plan(for: request, readsObjects: false, coordinator: coordinator)
         if request.includesPendingChanges, pendingObjects(for: plan) != nil {
             return try fetch(request.wholeRows).count
         }
@@ -106,7 +107,7 @@ extension ObjectContext {
     /// dictionary per row keyed by the key paths of `propertiesToFetch` (every stored attribute when empty). A
     /// to-one gives its destination's primary key; nil values are left out, as Core Data leaves them out.
     public func fetchDictionaries(_ request: FetchRequest) throws(ContextError) -> [[String: AttributeValue]] {
-        var plan = try FetchPlan(request, coordinator: coordinator, readsObjects: false)
+        var plan = try coordinator.planCache.plan(for: request, readsObjects: false, coordinator: coordinator)
         let keys = request.propertiesToFetch.isEmpty ? plan.mapping.attributes.map(\.name) : request.propertiesToFetch
         var columns: [(key: String, column: String, type: AttributeType)] = []
         for key in keys {

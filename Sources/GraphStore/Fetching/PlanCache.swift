@@ -33,9 +33,32 @@ final class PlanCache: Sendable {
         let keyPaths: [String]
     }
 
+    private struct FetchPlanKey: Hashable {
+        let request: FetchRequest
+        let readsObjects: Bool
+        let breaksTies: Bool
+    }
+
+    private let fetchPlans = Mutex<[FetchPlanKey: FetchPlan]>([:])
     private let rowPlans = Mutex<[RowPlanKey: RowReadPlan]>([:])
     private let joinedPrefetches = Mutex<[JoinedKey: JoinedPrefetch]>([:])
     private let selections = Mutex<[SelectionKey: PropertySelection]>([:])
+
+    /// The plan of `request` (`FetchPlan.init`), with its ties broken by primary key when `breaksTies`
+    /// (`breakTiesByPrimaryKey()`), made once per request: a screen fetching the same request again (the same
+    /// entity, predicate and values, sort, window and prefetches) neither compiles its predicate nor writes its
+    /// statements again. A request that cannot be planned throws every time.
+    func plan(for request: FetchRequest, readsObjects: Bool, breaksTies: Bool = false, coordinator: PersistentStoreCoordinator) throws(ContextError) -> FetchPlan {
+        let key = FetchPlanKey(request: request, readsObjects: readsObjects, breaksTies: breaksTies)
+        if let found = fetchPlans.withLock({ $0[key] }) { return found }
+        var plan = try FetchPlan(request, coordinator: coordinator, readsObjects: readsObjects)
+        if breaksTies { plan.breakTiesByPrimaryKey() }
+        fetchPlans.withLock { plans in
+            if plans.count >= Self.limit { plans.removeAll() }
+            plans[key] = plan
+        }
+        return plan
+    }
 
     /// What a fetch of objects by `request` reads of each row (`PropertySelection`), checked once per entity,
     /// `propertiesToFetch` and prefetched key paths; a request that names properties the model lacks throws every time.

@@ -16,7 +16,7 @@ import Foundation
 ///
 /// A predicate knows nothing of a model until it is compiled (`PredicateCompiler`) or evaluated against an object,
 /// so key paths are checked then.
-public indirect enum Predicate: Sendable, Equatable {
+public indirect enum Predicate: Sendable, Hashable {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
     /// Two expressions compared, e.g. `name == "Ann"` or `ANY members.role == 1`.
@@ -31,7 +31,7 @@ public indirect enum Predicate: Sendable, Equatable {
     case quantified(Quantifier, String, Predicate)
 
     /// Which destinations of a to-many must satisfy a condition.
-    public enum Quantifier: String, Sendable, Equatable, CaseIterable {
+    public enum Quantifier: String, Sendable, Hashable, CaseIterable {
         /// At least one (`ANY`, also spelled `SOME`).
         case any = "ANY"
         /// Every one; holds for an empty relationship (`ALL`).
@@ -41,7 +41,7 @@ public indirect enum Predicate: Sendable, Equatable {
     }
 
     /// How a comparison relates its two sides.
-    public enum Operator: String, Sendable, Equatable, CaseIterable {
+    public enum Operator: String, Sendable, Hashable, CaseIterable {
         case equal = "=="
         case notEqual = "!="
         case lessThan = "<"
@@ -88,7 +88,7 @@ public indirect enum Predicate: Sendable, Equatable {
     }
 
     /// One comparison: `modifier left operator[options] right`.
-    public struct Comparison: Sendable, Equatable {
+    public struct Comparison: Sendable, Hashable {
         /// `ANY`, `ALL` or `NONE` in front of a key path that goes through a to-many; nil for a plain comparison.
         public var modifier: Quantifier?
         public var left: Expression
@@ -106,7 +106,7 @@ public indirect enum Predicate: Sendable, Equatable {
     }
 
     /// One side of a comparison.
-    public indirect enum Expression: Sendable, Equatable {
+    public indirect enum Expression: Sendable, Hashable {
         /// A key path from the evaluated object: an attribute, a to-one, or to-ones then an attribute.
         case keyPath(String)
         /// `SELF`: the evaluated object itself (compared with object IDs).
@@ -140,7 +140,7 @@ public indirect enum Predicate: Sendable, Equatable {
 // MARK: - Arguments
 
 /// A value put into a predicate: an attribute value, an object (by its ID) or a list of them.
-public enum PredicateArgument: Sendable, Equatable {
+public enum PredicateArgument: Sendable, Hashable {
     case value(AttributeValue)
     case objectID(ObjectID)
     case list([PredicateArgument])

@@ -31,7 +31,7 @@ public struct PredicateSQL: Sendable, Equatable {
 /// - `x == nil` → `IS NULL`; `x != v` → `(x <> ? OR x IS NULL)`, as a nil value differs from any value;
 /// - string operators, `LIKE`, `MATCHES` and any `[c]`/`[d]` comparison → `GRAPHSTORE_STRING_SEARCH(…)` (see
 ///   `PredicateFunctions`), which the connection must have installed.
-public struct PredicateCompiler: ComparisonBuilder {
+public struct PredicateCompiler: ComparisonBuilder, Sendable {
     public let schema: StoreSchema
     public let entity: String
 

@@ -68,7 +68,7 @@ extension ObjectContext {
         for id in notification.relationshipOwners {
             guard let object = registry[id]?.object, !object.toManyStates.isEmpty else { continue }
             // Recorded additions and removals stay; the members themselves are read again on next access.
-            for index in object.toManyStates.keys { object.toManyStates[index]?.members = nil }
+            for index in object.toManyStates.keys { object.toManyStates[index]?.forgetMembers() }
             touched += 1
         }
         coordinator.events.emit(.merge(MergeEvent(

@@ -120,33 +120,39 @@ enum SQLiteValues {
     /// which are held).
     private static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping, positions: [Int32]?, offset: Int32,
                                  loaded: LoadedProperties? = nil) -> RowSnapshot {
-        var term = 0
-        func next() -> Int32 {
-            defer { term += 1 }
-            guard let positions else { return offset + Int32(term) }
+        // The result column of the select list's term `term` (-1: not selected). Captures nothing mutable, so
+        // reading a term costs no exclusivity check (a counter captured by a nested function would, per call).
+        @inline(__always) func column(_ term: Int) -> Int32 {
+            guard let positions else { return offset &+ Int32(truncatingIfNeeded: term) }
             let position = positions[term]
-            return position < 0 ? -1 : offset + position
+            return position < 0 ? -1 : offset &+ position
         }
-        let entityColumn = next()
-        let id = ObjectID.stored(entity: mapping.tableHasSubentities ? sqlite3_column_int64(statement, entityColumn) : Int64(mapping.number),
-                                 of: mapping.entityNumbers, key: sqlite3_column_int64(statement, next()))
-        let version = sqlite3_column_int64(statement, next())
+        let id = ObjectID.stored(entity: mapping.tableHasSubentities ? sqlite3_column_int64(statement, column(0)) : Int64(mapping.number),
+                                 of: mapping.entityNumbers, key: sqlite3_column_int64(statement, column(1)))
+        let version = sqlite3_column_int64(statement, column(2))
         let types = mapping.attributeTypes
         let destinations = mapping.toOneDestinations
         // Values and keys are decoded straight into the row's block (one allocation per row).
         return RowSnapshot(objectID: id, version: version, attributeCount: types.count, toOneCount: destinations.count, loaded: loaded) { values, keys in
+            var term = 3
             for (index, type) in types.enumerated() {
-                let column = next()
-                (values + index).initialize(to: column < 0 ? .null : value(statement, column, as: type))
+                let at = column(term)
+                term += 1
+                (values + index).initialize(to: at < 0 ? .null : value(statement, at, as: type))
             }
             for (index, toOne) in destinations.enumerated() {
-                let column = next()
-                let entityColumn = toOne.hasEntityColumn ? next() : -1
-                guard column >= 0, sqlite3_column_type(statement, column) != SQLITE_NULL else {
+                let at = column(term)
+                term += 1
+                var entityColumn: Int32 = -1
+                if toOne.hasEntityColumn {
+                    entityColumn = column(term)
+                    term += 1
+                }
+                guard at >= 0, sqlite3_column_type(statement, at) != SQLITE_NULL else {
                     (keys + index).initialize(to: nil)
                     continue
                 }
-                let key = sqlite3_column_int64(statement, column)
+                let key = sqlite3_column_int64(statement, at)
                 var destination = Int64(toOne.number)
                 if entityColumn >= 0, sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
                     destination = sqlite3_column_int64(statement, entityColumn)

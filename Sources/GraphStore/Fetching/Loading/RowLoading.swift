@@ -28,41 +28,51 @@ extension ObjectContext {
         }
         let joined = JoinedPrefetch.make(for: plan, coordinator: coordinator)
         // The count's arguments come first: its subquery is in the select list, before the FROM and WHERE.
-        let count = counting ? ", (\(plan.countSQL)) AS _count" : ""
-        let sql = plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList + count, joins: joined.joins, limit: limit, offset: offset)
+        let sql = plan.statements.sql(.init(limit: limit, offset: offset, counting: counting)) {
+            let count = counting ? ", (\(plan.countSQL)) AS _count" : ""
+            return plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList + plan.countsSelectList + count,
+                                             joins: joined.joins, limit: limit, offset: offset)
+        }
         return try loadRows(sql: sql, arguments: counting ? plan.arguments + plan.arguments : plan.arguments, rowPlan: plan.rowPlan,
                             joined: joined, request: request, selection: plan.selection, cause: .fetch(entity: plan.mapping.name),
-                            countColumn: counting ? joined.endColumn : nil)
+                            counted: plan.counted, countColumn: counting ? joined.endColumn + Int32(plan.counted.count) : nil)
     }
 
     /// Reads full rows (and the joined prefetch's rows beside them), caches them, makes the objects, fills the
-    /// to-many a joined prefetch read, and runs the separate prefetch statements for them. `countColumn`, if any,
-    /// holds a count the statement took, the same on every row.
+    /// to-many a joined prefetch read, and runs the separate prefetch statements for them. The sizes of `counted`
+    /// follow the joined columns (`FetchPlan.countsSelectList`). `countColumn`, if any, holds a count the statement
+    /// took, the same on every row.
     func loadRows(
         sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest,
         selection: PropertySelection, cause: StatementCause,
-        countColumn: Int32? = nil
+        counted: [FetchPlan.CountedToMany] = [], countColumn: Int32? = nil
     ) throws(ContextError) -> LoadedObjects {
         var rows: [RowSnapshot] = []
-        var found = JoinedPrefetch.Rows()
+        var found = joined.makeRows()
         var total: Int?
         // With a joined to-many a row comes once per member: it is read the first time only.
         var seen = Set<ObjectID>()
         let repeatsRows = joined.repeatsRows
         let readsJoins = !joined.nodes.isEmpty
+        // Per row read, the sizes of `counted`, in order.
+        var sizes: [Int] = []
+        let countsColumn = joined.endColumn
         try runQuery(sql, arguments, cause: cause) { handle in
             if !repeatsRows || seen.insert(rowPlan.objectID(handle, offset: 0)).inserted {
                 rows.append(handle.snapshot(rowPlan))
+                for position in counted.indices { sizes.append(handle.int(countsColumn + Int32(position))) }
             }
             if readsJoins { joined.read(handle, into: &found) }
             if let countColumn, total == nil { total = Int(handle.int64(countColumn)) }
         }
         coordinator.rowCache.insert(contentsOf: rows)
+        // Every row read may become a new object: the registry grows once, not through each size on the way.
+        registry.reserveCapacity(registry.count + rows.count + found.seen.count)
         var retained: [ManagedObject] = []
-        if !found.rows.isEmpty {
-            coordinator.rowCache.insert(contentsOf: found.rows.values.map(\.row))
-            for (keyPath, group) in Dictionary(grouping: found.rows.values, by: \.keyPath) {
-                retained += materialize(group.map(\.row), prefetchedFor: keyPath)
+        if !found.isEmpty {
+            for (index, group) in found.byNode.enumerated() where !group.isEmpty {
+                coordinator.rowCache.insert(contentsOf: group)
+                retained += materialize(group, prefetchedFor: joined.nodes[index].keyPath)
             }
         }
         if let toMany = joined.toMany {
@@ -82,8 +92,25 @@ extension ObjectContext {
             if !request.returnsObjectsAsFaults || readsPartialRows { object.state.offer(snapshot) }
             return object
         }
+        if !counted.isEmpty {
+            for (row, object) in objects.enumerated() {
+                for (position, toMany) in counted.enumerated() {
+                    offer(storedCount: sizes[row * counted.count + position], of: toMany.name, to: object)
+                }
+            }
+        }
         try prefetch(PrefetchNode.tree(joined.remainingKeyPaths), rows: rows, prefix: "", selection: selection, retained: &retained)
         return LoadedObjects(objects: objects, retained: retained, total: total)
+    }
+
+    /// Gives `object` the store's count of its to-many `name`, read with its row, unless the context already holds
+    /// more: the members read, or changes made to them.
+    private func offer(storedCount count: Int, of name: String, to object: ManagedObject) {
+        guard !object.isInserted, case .toMany(let index)? = object.mapping.slot(forKey: name) else { return }
+        var state = object.toManyStates[index] ?? ToManyState()
+        guard state.members == nil, !state.hasChanges else { return }
+        state.storedCount = count
+        object.toManyStates[index] = state
     }
 
     /// Objects for rows just read, filled with them (a prefetched object is not a fault). With `keyPath`, the rows
