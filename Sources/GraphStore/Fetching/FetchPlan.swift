@@ -273,12 +273,6 @@ final class StatementMemo: Sendable {
 
     /// The statement for `key`, written by `write` the first time.
     func sql(_ key: Key, write: () -> String) -> String {
-        if let found = written.withLock({ $0[key] }) { return found }
-        let sql = write()
-        written.withLock { written in
-            if written.count >= Self.limit { written.removeAll() }
-            written[key] = sql
-        }
-        return sql
+        written.value(for: key, limit: Self.limit, make: write)
     }
 }

@@ -50,14 +50,11 @@ final class PlanCache: Sendable {
     /// statements again. A request that cannot be planned throws every time.
     func plan(for request: FetchRequest, readsObjects: Bool, breaksTies: Bool = false, coordinator: PersistentStoreCoordinator) throws(ContextError) -> FetchPlan {
         let key = FetchPlanKey(request: request, readsObjects: readsObjects, breaksTies: breaksTies)
-        if let found = fetchPlans.withLock({ $0[key] }) { return found }
-        var plan = try FetchPlan(request, coordinator: coordinator, readsObjects: readsObjects)
-        if breaksTies { plan.breakTiesByPrimaryKey() }
-        fetchPlans.withLock { plans in
-            if plans.count >= Self.limit { plans.removeAll() }
-            plans[key] = plan
+        return try fetchPlans.value(for: key, limit: Self.limit) { () throws(ContextError) in
+            var plan = try FetchPlan(request, coordinator: coordinator, readsObjects: readsObjects)
+            if breaksTies { plan.breakTiesByPrimaryKey() }
+            return plan
         }
-        return plan
     }
 
     /// What a fetch of objects by `request` reads of each row (`PropertySelection`), checked once per entity,
@@ -65,13 +62,9 @@ final class PlanCache: Sendable {
     func selection(for request: FetchRequest, mapping: EntityMapping, coordinator: PersistentStoreCoordinator) throws(ContextError) -> PropertySelection {
         guard !request.propertiesToFetch.isEmpty else { return .wholeRows }
         let key = SelectionKey(entity: mapping.number, properties: request.propertiesToFetch, keyPaths: request.relationshipKeyPathsForPrefetching)
-        if let found = selections.withLock({ $0[key] }) { return found }
-        let selection = try PropertySelection(request, mapping: mapping, coordinator: coordinator)
-        selections.withLock { selections in
-            if selections.count >= Self.limit { selections.removeAll() }
-            selections[key] = selection
+        return try selections.value(for: key, limit: Self.limit) { () throws(ContextError) in
+            try PropertySelection(request, mapping: mapping, coordinator: coordinator)
         }
-        return selection
     }
 
     /// How to read rows of `mapping`'s entity, and of its sub-entities when `includesSubentities`: whole, or only
@@ -79,16 +72,12 @@ final class PlanCache: Sendable {
     func rowPlan(for mapping: EntityMapping, includesSubentities: Bool, properties: Set<String>? = nil,
                  coordinator: PersistentStoreCoordinator) -> RowReadPlan {
         let key = RowPlanKey(entity: mapping.number, includesSubentities: includesSubentities, properties: properties)
-        if let found = rowPlans.withLock({ $0[key] }) { return found }
-        let included = includesSubentities
-            ? [mapping] + mapping.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) }
-            : [mapping]
-        let plan = RowReadPlan(included, properties: properties)
-        rowPlans.withLock { plans in
-            if plans.count >= Self.limit { plans.removeAll() }
-            plans[key] = plan
+        return rowPlans.value(for: key, limit: Self.limit) {
+            let included = includesSubentities
+                ? [mapping] + mapping.entity.descendantNames.compactMap { coordinator.mapping(forEntity: $0) }
+                : [mapping]
+            return RowReadPlan(included, properties: properties)
         }
-        return plan
     }
 
     /// How to read rows of `mapping`'s table: its root entity and every sub-entity.
@@ -102,12 +91,22 @@ final class PlanCache: Sendable {
         let key = JoinedKey(entity: plan.mapping.number, includesSubentities: request.includesSubentities,
                             keyPaths: request.relationshipKeyPathsForPrefetching, joinsToMany: request.joinsToManyPrefetch,
                             properties: plan.selection.isEmpty ? [] : request.propertiesToFetch)
-        if let found = joinedPrefetches.withLock({ $0[key] }) { return found }
-        let layout = make()
-        joinedPrefetches.withLock { layouts in
-            if layouts.count >= Self.limit { layouts.removeAll() }
-            layouts[key] = layout
+        return joinedPrefetches.value(for: key, limit: Self.limit, make: make)
+    }
+}
+
+extension Mutex {
+    /// The entry for `key` in this table, made by `make` (outside the lock) the first time it is asked for; once
+    /// the table holds `limit` entries it is emptied before the next one goes in. `make` failing leaves nothing.
+    func value<Key: Hashable & Sendable, Entry: Sendable, Failure: Error>(
+        for key: Key, limit: Int, make: () throws(Failure) -> Entry
+    ) throws(Failure) -> Entry where Value == [Key: Entry] {
+        if let found = withLock({ $0[key] }) { return found }
+        let made = try make()
+        withLock { table in
+            if table.count >= limit { table.removeAll() }
+            table[key] = made
         }
-        return layout
+        return made
     }
 }
