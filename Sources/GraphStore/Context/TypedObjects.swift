@@ -140,11 +140,15 @@ extension Optional: AttributeConvertible where Wrapped: AttributeConvertible {
 /// The key a property wrapper names, in one word: where its text lies among the program's constants. Every object
 /// stores its class's wrappers, so a word here instead of a `String`'s two is paid back on every object made (a
 /// message has fifteen).
+///
+/// Inlinable, with the wrappers' initializers: every object made runs one per wrapper of its class, and a call into
+/// this module for each (generic, unspecialized) cost about as much as the rest of making the object.
+@usableFromInline
 struct PropertyKey: @unchecked Sendable {
     /// The key's UTF-8 code units, NUL-terminated, in memory that lives as long as the program.
-    private let start: UnsafePointer<UInt8>
+    @usableFromInline let start: UnsafePointer<UInt8>
 
-    init(_ key: StaticString) {
+    @inlinable init(_ key: StaticString) {
         start = key.hasPointerRepresentation ? key.utf8Start : Self.interned(key.unicodeScalar)
     }
 
@@ -152,7 +156,7 @@ struct PropertyKey: @unchecked Sendable {
 
     /// A key given as one Unicode scalar (a `StaticString` made from a scalar literal holds no text to point at):
     /// its text, made once per scalar and kept.
-    private static func interned(_ scalar: Unicode.Scalar) -> UnsafePointer<UInt8> {
+    @usableFromInline static func interned(_ scalar: Unicode.Scalar) -> UnsafePointer<UInt8> {
         scalarKeys.withLock { keys in
             if let start = keys[scalar] { return start }
             let bytes = Array(String(scalar).utf8) + [0]
@@ -169,9 +173,9 @@ struct PropertyKey: @unchecked Sendable {
 /// A stored or transient attribute of a `ManagedObject` subclass: `@Stored("name") var name: String`.
 @propertyWrapper
 public struct Stored<Value: AttributeConvertible> {
-    private let name: PropertyKey
+    @usableFromInline let name: PropertyKey
 
-    public init(_ key: StaticString) { name = PropertyKey(key) }
+    @inlinable public init(_ key: StaticString) { name = PropertyKey(key) }
 
     /// The key the property reads and writes.
     public var key: String { name.string }
@@ -195,9 +199,9 @@ public struct Stored<Value: AttributeConvertible> {
 /// A to-one relationship of a `ManagedObject` subclass: `@ToOne("address") var address: Address?`.
 @propertyWrapper
 public struct ToOne<Destination: ManagedObject> {
-    private let name: PropertyKey
+    @usableFromInline let name: PropertyKey
 
-    public init(_ key: StaticString) { name = PropertyKey(key) }
+    @inlinable public init(_ key: StaticString) { name = PropertyKey(key) }
 
     /// The key the property reads and writes.
     public var key: String { name.string }
@@ -223,9 +227,9 @@ public struct ToOne<Destination: ManagedObject> {
 /// firing it).
 @propertyWrapper
 public struct ToMany<Destination: ManagedObject> {
-    private let name: PropertyKey
+    @usableFromInline let name: PropertyKey
 
-    public init(_ key: StaticString) { name = PropertyKey(key) }
+    @inlinable public init(_ key: StaticString) { name = PropertyKey(key) }
 
     /// The key the property reads and writes.
     public var key: String { name.string }
