@@ -112,17 +112,7 @@ struct FetchPlan: Sendable {
             guard case .toMany(let index)? = mapping.slot(forKey: name) else {
                 throw .invalidFetch("\(mapping.name): '\(name)' in countsToFetch is not a to-many relationship of \(mapping.name)")
             }
-            let toMany = mapping.toManys[index]
-            let alias = "c\(counted.count)"
-            let term: String
-            switch toMany.storage {
-            case .inverseForeignKey(let table, let column, _):
-                term = "(SELECT COUNT(*) FROM \(table) \(alias) WHERE \(alias).\(column) = t0.Z_PK)"
-            case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
-                // Through the destination's table, as the relationship fault reads members: rows that exist.
-                term = "(SELECT COUNT(*) FROM \(table) \(alias) JOIN \(toMany.destinationTable) \(alias)d ON \(alias)d.Z_PK = "
-                    + "\(alias).\(destinationColumn) WHERE \(alias).\(sourceColumn) = t0.Z_PK)"
-            case .foreignKey, .transient:
+            guard let term = MappingSQL.memberCount(of: mapping.toManys[index], alias: "c\(counted.count)") else {
                 throw .invalidFetch("\(mapping.name): '\(name)' in countsToFetch keeps no members in the store to count")
             }
             counted.append(CountedToMany(name: name, term: term))

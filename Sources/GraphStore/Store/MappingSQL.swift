@@ -51,6 +51,21 @@ enum MappingSQL {
         }
     }
 
+    /// A correlated count of the members of `toMany` for the owner row `t0` (`FetchRequest.countsToFetch`), read as
+    /// `memberIDs` reads them (through the destination's table for a join table: rows that exist); nil for storage
+    /// that keeps no members.
+    static func memberCount(of toMany: EntityMapping.ToMany, alias: String) -> String? {
+        switch toMany.storage {
+        case .inverseForeignKey(let table, let column, _):
+            return "(SELECT COUNT(*) FROM \(table) \(alias) WHERE \(alias).\(column) = t0.Z_PK)"
+        case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
+            return "(SELECT COUNT(*) FROM \(table) \(alias) JOIN \(toMany.destinationTable) \(alias)d ON \(alias)d.Z_PK = "
+                + "\(alias).\(destinationColumn) WHERE \(alias).\(sourceColumn) = t0.Z_PK)"
+        case .foreignKey, .transient:
+            return nil
+        }
+    }
+
     /// The full rows of the members of many owners' to-many, each after its owner's key, grouped by owner and in
     /// the relationship's order; nil for storage that keeps no members. Columns: owner key, then `plan`'s.
     static func members(of toMany: EntityMapping.ToMany, _ plan: RowReadPlan, owners: KeyList) -> SQLStatement? {
