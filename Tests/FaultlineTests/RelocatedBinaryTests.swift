@@ -26,7 +26,6 @@ import Glibc
         let folder = TemporaryFolder()
         let binary = folder.path("bin/faultline")
         try FileManager.default.createDirectory(atPath: folder.path("bin"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: FaultlineBinary.url.path, toPath: binary)
         try FileManager.default.createDirectory(atPath: folder.path("home"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: folder.path("work"), withIntermediateDirectories: true)
         // The package and its build folder (where the binary was built) both vanish behind an empty mount.
@@ -38,9 +37,11 @@ import Glibc
             "\"$FL\" scenario associates",
             "\"$FL\" --help",
         ]
-        let script = "mount -t tmpfs tmpfs \"$HIDE\" && cd \"$WORK\" && " + steps.map { "{ \($0) > /dev/null || echo \"failed: \($0)\" >&2; }" }
+        // The copy is made by the child shell, not in this process: a file this process had open for writing could be
+        // inherited by a process another test forks meanwhile, and running the copy would then fail ("Text file busy").
+        let script = "cp \"$SOURCE\" \"$FL\" && mount -t tmpfs tmpfs \"$HIDE\" && cd \"$WORK\" && " + steps.map { "{ \($0) > /dev/null || echo \"failed: \($0)\" >&2; }" }
             .joined(separator: " && ") + " && echo \"hidden: $(ls -A \"$HIDE\" | tr '\\n' ' ')\" >&2"
-        let ran = try FaultlineBinary.runTool(["-i", "HOME=\(folder.path("home"))", "PATH=/usr/bin:/bin", "FL=\(binary)",
+        let ran = try FaultlineBinary.runTool(["-i", "HOME=\(folder.path("home"))", "PATH=/usr/bin:/bin", "FL=\(binary)", "SOURCE=\(FaultlineBinary.url.path)",
                                                "HIDE=\(hidden)", "WORK=\(folder.path("work"))", "unshare", "-m", "/bin/sh", "-c", script])
         let stderr = ran.stderr
         #expect(ran.status == 0, "\(stderr)")
