@@ -204,4 +204,31 @@ import Testing
         }
         #expect(cost.statements == 0)
     }
+
+    /// An object kept past its context's life finds no context (it does not keep the context alive), reads nothing
+    /// new, and lets go cleanly, as do the changed and inserted objects only the context held.
+    @Test func objectsThatOutliveTheirContextFindNone() throws {
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateSubjects(fixture, count: 3)
+        weak var gone: ObjectContext?
+        var kept: [ManagedObject] = []
+        do {
+            let context = fixture.context()
+            gone = context
+            let read = try context.existingObject(with: ids[0])
+            #expect(read.context === context)
+            kept.append(read)
+            kept.append(context.object(with: ids[1]))
+            // Held only by the context: a change and an insert.
+            try context.existingObject(with: ids[2]).setValue("changed", forKey: "name")
+            context.insert("Subject").setValue("new", forKey: "name")
+        }
+        #expect(gone == nil)
+        #expect(kept.allSatisfy { $0.context == nil })
+        // What the object read stays readable; a fault it never filled has no context to fill it.
+        #expect(kept[0].value(forKey: "name") as? String == "S1")
+        #expect(kept[1].isFault)
+        #expect(kept[1].value(forKey: "name") == nil)
+        kept.removeAll()
+    }
 }

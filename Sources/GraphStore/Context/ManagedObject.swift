@@ -13,7 +13,12 @@ import Foundation
 open class ManagedObject: Hashable, CustomStringConvertible {
     // Unchecked (see below): both are read whenever an object is made, read or let go.
     @exclusivity(unchecked) public final internal(set) var objectID: ObjectID
-    @exclusivity(unchecked) public final private(set) weak var context: ObjectContext?
+    /// The context that made the object; nil once that context is gone.
+    public final var context: ObjectContext? { handle.context }
+    /// The context's handle, shared by all its objects (see `ContextHandle`): a strong reference to it costs what any
+    /// retain costs, where a `weak` reference to the context would give it a side table and every object a weak
+    /// reference to form, load and destroy.
+    private final let handle: ContextHandle
     public final let mapping: EntityMapping
 
     // The stored properties read on every property access are marked `@exclusivity(unchecked)`: an object never
@@ -38,8 +43,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// when their value differs from the default).
     @exclusivity(unchecked) var newValuesSet: UInt64 = 0
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
-    @exclusivity(unchecked) var toManyStates: [Int: ToManyState] = [:]
-    var transientValues: [String: AttributeValue] = [:]
+    @exclusivity(unchecked) var toManyStates: [Int: ToManyState] = Dictionary()
+    var transientValues: [String: AttributeValue] = Dictionary()
     /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
     /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
     /// every other object cost one test.
@@ -55,7 +60,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Made by contexts only (`insert`, `object(with:)`, fetches); subclasses inherit it and declare no initializer.
     public required init(objectID: ObjectID, context: ObjectContext, mapping: EntityMapping) {
         self.objectID = objectID
-        self.context = context
+        self.handle = context.handle
         self.mapping = mapping
     }
 

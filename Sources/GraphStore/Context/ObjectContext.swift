@@ -14,6 +14,8 @@ import Foundation
 public final class ObjectContext {
     public let coordinator: PersistentStoreCoordinator
     public let id: ContextID
+    /// How this context's objects reach it (`ManagedObject.context`).
+    let handle = ContextHandle()
 
     // `registry`, `batchedFaults` and `untouchedPrefetches` are read on every fault and every object made: they are
     // `@exclusivity(unchecked)` for the reason `ManagedObject` gives (a context is confined to one thread or actor).
@@ -85,6 +87,13 @@ public final class ObjectContext {
     public init(coordinator: PersistentStoreCoordinator, name: String? = nil) {
         self.coordinator = coordinator
         self.id = coordinator.makeContextID(name: name)
+        handle.context = self
+    }
+
+    deinit {
+        // First, before the stored properties go: objects let go of by `changedObjects` and `insertedList` as they
+        // are destroyed, and any the caller still holds, find no context from now on.
+        handle.context = nil
     }
 
     public var model: ObjectModel { coordinator.model }
@@ -261,3 +270,14 @@ struct RegisteredObject {
 
     func refers(to address: UnsafeMutableRawPointer) -> Bool { reference.toOpaque() == address }
 }
+
+/// An object's way back to its context, one per context, held strongly by each of its objects: it names the context
+/// until the context's `deinit` clears it, so an object that outlives its context finds none, as with `weak`.
+///
+/// Unretained and unchecked, which is safe because a context and its objects are confined to one thread or actor:
+/// the context cannot be torn down while one of its objects is reading it, and its `deinit` clears the handle before
+/// anything else goes.
+final class ContextHandle {
+    @exclusivity(unchecked) unowned(unsafe) var context: ObjectContext?
+}
+

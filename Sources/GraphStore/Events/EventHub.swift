@@ -81,23 +81,7 @@ public final class EventHub: Sendable {
         let callbacks: [Observer]
         switch event {
         case .objectFault(let fault):
-            // The hot path (100,000 row-cache hits in a loop): the entity number is the index, no name lookup.
-            let number = fault.objectID.entityNumber
-            if number >= 1 && number <= entityNames.count {
-                let index = number - 1
-                callbacks = state.withLock { state in
-                    state.total.countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial)
-                    state.entities[index].countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial)
-                    return state.callbacks
-                }
-            } else {
-                let target = slot(forEntity: fault.entity)
-                callbacks = state.withLock { state in
-                    state.total.countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial)
-                    state.update(target) { $0.countObjectFault(hit: fault.isCacheHit, partial: fault.isPartial) }
-                    return state.callbacks
-                }
-            }
+            callbacks = countObjectFault(of: fault.objectID, entity: fault.entity, hit: fault.isCacheHit, partial: fault.isPartial)
         case .statement(let statement):
             let entity: String? = switch statement.cause {
             case .fetch(let entity), .objectFault(let entity, _), .relationshipFault(let entity, _): entity
@@ -133,6 +117,34 @@ public final class EventHub: Sendable {
             }        case .merge:
             callbacks = state.withLock { $0.callbacks }
         }
+        deliver(event, context: context, to: callbacks)
+    }
+
+    /// Counts an object fault, as `emit` counts an `.objectFault` event, and returns the observers to hand its event
+    /// to: none, nearly always, and then the caller need not build the event at all (a fault served by the row
+    /// cache is a few hundred instructions, and an event with its strings is a good part of that). `entity` is
+    /// read only when the ID's entity number is not one the hub knows.
+    func countObjectFault(of objectID: ObjectID, entity: @autoclosure () -> String, hit: Bool, partial: Bool) -> [Observer] {
+        let number = objectID.entityNumber
+        if number >= 1 && number <= entityNames.count {
+            // The hot path (100,000 row-cache hits in a loop): the entity number is the index, no name lookup.
+            let index = number - 1
+            return state.withLock { state in
+                state.total.countObjectFault(hit: hit, partial: partial)
+                state.entities[index].countObjectFault(hit: hit, partial: partial)
+                return state.callbacks
+            }
+        }
+        let target = slot(forEntity: entity())
+        return state.withLock { state in
+            state.total.countObjectFault(hit: hit, partial: partial)
+            state.update(target) { $0.countObjectFault(hit: hit, partial: partial) }
+            return state.callbacks
+        }
+    }
+
+    /// Hands an event already counted (`countObjectFault`) to `callbacks`, the observers its counting returned.
+    func deliver(_ event: GraphEvent, context: ContextID?, to callbacks: [Observer]) {
         guard !callbacks.isEmpty else { return }
         let record = GraphEventRecord(event: event, context: context)
         for callback in callbacks {

@@ -57,10 +57,14 @@ extension ObjectContext {
                 object.state.fail(error)
             }
         }
-        coordinator.events.emit(.objectFault(ObjectFaultEvent(
-            entity: object.entityName, objectID: objectID, key: trigger.description, isCacheHit: cached != nil,
-            isPartial: isPartial, duration: observed ? .nanoseconds(Int64(clamping: Self.monotonicNanoseconds() &- start)) : .zero)),
-            context: id)
+        // Counted first; the event (two strings and a duration) is built only for observers, if any.
+        let events = coordinator.events
+        let observers = events.countObjectFault(of: objectID, entity: object.entityName, hit: cached != nil, partial: isPartial)
+        guard !observers.isEmpty else { return }
+        let duration: Duration = observed ? .nanoseconds(Int64(clamping: Self.monotonicNanoseconds() &- start)) : .zero
+        events.deliver(.objectFault(ObjectFaultEvent(entity: object.entityName, objectID: objectID, key: trigger.description,
+                                                     isCacheHit: cached != nil, isPartial: isPartial, duration: duration)),
+                       context: id, to: observers)
     }
 
     /// The monotonic clock, in nanoseconds.
