@@ -30,21 +30,101 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var state = ObjectState()
     /// Persisted values; nil while the object is a fault (or has never been saved).
     var snapshot: RowSnapshot? { state.snapshot }
+    /// What the object changed since its last save, or was given as a new object; nil until the first such change.
+    /// Kept apart so that the many objects that are only read (a fetch's, a fault's) carry one reference for all
+    /// of it, made and let go of with the object, where six fields cost six.
+    @exclusivity(unchecked) private final var edits: ObjectEdits?
+
     /// Values set since the last save, by attribute slot.
-    @exclusivity(unchecked) var attributeChanges = SlotChanges<AttributeValue>()
+    var attributeChanges: SlotChanges<AttributeValue> {
+        _read { if let edits { yield edits.attributeChanges } else { yield SlotChanges() } }
+        _modify {
+            if let edits {
+                yield &edits.attributeChanges
+            } else {
+                var fresh = SlotChanges<AttributeValue>()
+                yield &fresh
+                if !fresh.isEmpty { madeEdits().attributeChanges = fresh }
+            }
+        }
+    }
     /// Destinations set since the last save, by to-one slot.
-    @exclusivity(unchecked) var toOneChanges = SlotChanges<ObjectID?>()
+    var toOneChanges: SlotChanges<ObjectID?> {
+        _read { if let edits { yield edits.toOneChanges } else { yield SlotChanges() } }
+        _modify {
+            if let edits {
+                yield &edits.toOneChanges
+            } else {
+                var fresh = SlotChanges<ObjectID?>()
+                yield &fresh
+                if !fresh.isEmpty { madeEdits().toOneChanges = fresh }
+            }
+        }
+    }
     /// An inserted object's row as it will be saved: every stored attribute (defaults until set) and every to-one.
     /// The save hands both arrays to the new row's snapshot as they are, so a new object allocates no change
     /// records. Empty for a persisted object.
-    @exclusivity(unchecked) var newValues: [AttributeValue] = []
-    @exclusivity(unchecked) var newKeys: [ObjectID?] = []
+    var newValues: [AttributeValue] {
+        _read { if let edits { yield edits.newValues } else { yield [] } }
+        _modify {
+            if let edits {
+                yield &edits.newValues
+            } else {
+                var fresh: [AttributeValue] = []
+                yield &fresh
+                if !fresh.isEmpty { madeEdits().newValues = fresh }
+            }
+        }
+    }
+    var newKeys: [ObjectID?] {
+        _read { if let edits { yield edits.newKeys } else { yield [] } }
+        _modify {
+            if let edits {
+                yield &edits.newKeys
+            } else {
+                var fresh: [ObjectID?] = []
+                yield &fresh
+                if !fresh.isEmpty { madeEdits().newKeys = fresh }
+            }
+        }
+    }
     /// Which attributes of an inserted object were set, one bit per attribute slot (slots past 63 count as set
     /// when their value differs from the default).
-    @exclusivity(unchecked) var newValuesSet: UInt64 = 0
+    var newValuesSet: UInt64 {
+        get { edits?.newValuesSet ?? 0 }
+        set { if edits != nil || newValue != 0 { madeEdits().newValuesSet = newValue } }
+    }
+    var transientValues: [String: AttributeValue] {
+        _read { if let edits { yield edits.transientValues } else { yield [:] } }
+        _modify {
+            if let edits {
+                yield &edits.transientValues
+            } else {
+                var fresh: [String: AttributeValue] = [:]
+                yield &fresh
+                if !fresh.isEmpty { madeEdits().transientValues = fresh }
+            }
+        }
+    }
+
+    /// The object's edits, made if it has none yet.
+    @inline(__always) private final func madeEdits() -> ObjectEdits {
+        if let edits { return edits }
+        let made = ObjectEdits()
+        edits = made
+        return made
+    }
+
+    /// The change recorded for the attribute at `index`, if any: the read path's look, which makes nothing.
+    @inline(__always) final func attributeChange(at index: Int) -> AttributeValue? { edits?.attributeChanges[index] }
+    /// The change recorded for the to-one at `index`, if any (`.some(nil)`: set to nil).
+    @inline(__always) final func toOneChange(at index: Int) -> ObjectID?? {
+        guard let edits else { return nil }
+        return edits.toOneChanges[index]
+    }
+
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
     @exclusivity(unchecked) var toManyStates: [Int: ToManyState] = Dictionary()
-    var transientValues: [String: AttributeValue] = Dictionary()
     /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
     /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
     /// every other object cost one test.
@@ -76,9 +156,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final var isFault: Bool { state.isFault }
     /// Whether the object holds only some of its persistent values (fetched with `propertiesToFetch`): reading
     /// any other, changing it or saving it first reads the rest of its row, one statement (a partial fault).
-    public final var isPartial: Bool { state.snapshot == nil && state.partial != nil }
+    public final var isPartial: Bool { state.isPartial }
     /// The names of the attributes and to-ones a partial object holds; nil unless `isPartial`.
-    public final var loadedPropertyNames: [String]? { state.snapshot == nil ? state.partial?.loaded?.names : nil }
+    public final var loadedPropertyNames: [String]? { state.partial?.loaded?.names }
     public final var isInserted: Bool { state.isInserted }
     public final var isDeleted: Bool { state.isDeleted }
     public final var isUpdated: Bool { !state.isInserted && !state.isDeleted && hasPersistentChanges }
@@ -166,14 +246,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         switch resolved.slot {
         case .attribute(let index):
             if state.isInserted { return newValues[index] }
-            if let changed = attributeChanges[index] { return changed }
-            if let row = state.snapshot {
+            if let changed = attributeChange(at: index) { return changed }
+            if let row = state.row, !state.isPartial || row.holdsAttribute(index) {
                 noteRead()
                 return row.value(at: index)
-            }
-            if let partial = state.partial, partial.holdsAttribute(index) {
-                noteRead()
-                return partial.value(at: index)
             }
             fulfill(key: key)
             return state.row?.value(at: index) ?? .null
@@ -357,7 +433,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// fault), whatever it holds.
     func fulfill(_ trigger: FaultTrigger) {
         noteRead()
-        guard snapshot == nil, !state.isInserted, !state.isGone else { return }
+        guard !state.holdsWholeRow, !state.isInserted, !state.isGone else { return }
         context?.fulfillFault(self, trigger: trigger)
     }
 
@@ -371,14 +447,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     func destinationID(ofToOne index: Int) -> ObjectID? {
         if state.isInserted { return newKeys[index] }
-        if let changed = toOneChanges[index] { return changed }
-        if let row = state.snapshot {
+        if let changed = toOneChange(at: index) { return changed }
+        if let row = state.row, !state.isPartial || row.holdsToOne(index) {
             noteRead()
             return row.toOneKey(at: index)
-        }
-        if let partial = state.partial, partial.holdsToOne(index) {
-            noteRead()
-            return partial.toOneKey(at: index)
         }
         fulfill(key: mapping.toOnes[index].name)
         return state.row?.toOneKey(at: index) ?? nil
@@ -424,3 +496,15 @@ extension AttributeValue {
         }
     }
 }
+
+/// An object's unsaved changes and, while it is new, the row it will be saved as (see `ManagedObject.edits`).
+final class ObjectEdits {
+    // Unchecked for the reason `ManagedObject` gives: an object and its edits never leave their context's thread.
+    @exclusivity(unchecked) var attributeChanges = SlotChanges<AttributeValue>()
+    @exclusivity(unchecked) var toOneChanges = SlotChanges<ObjectID?>()
+    @exclusivity(unchecked) var newValues: [AttributeValue] = []
+    @exclusivity(unchecked) var newKeys: [ObjectID?] = []
+    @exclusivity(unchecked) var newValuesSet: UInt64 = 0
+    @exclusivity(unchecked) var transientValues: [String: AttributeValue] = [:]
+}
+

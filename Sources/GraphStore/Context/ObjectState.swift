@@ -11,10 +11,19 @@
 /// - **gone**, its row was not found or could not be read (`error`): reads give defaults and nil, and
 ///   `existingObject(with:)` throws the error.
 struct ObjectState {
-    /// The row as last read or saved; nil for a fault, a new object and a gone one.
-    private(set) var snapshot: RowSnapshot?
+    /// The row held, whole or partial (one field: an object holds one or the other, never both, and every object
+    /// made and let go of pays for each reference it carries).
+    private var held: RowSnapshot?
+    /// Whether `held` is a partial row.
+    private var heldIsPartial = false
+    /// The row as last read or saved; nil for a fault, a new object, a gone one and a partial one.
+    var snapshot: RowSnapshot? { heldIsPartial ? nil : held }
     /// Some of the row's values, as read by a fetch that named the properties it wanted; nil unless partial.
-    private(set) var partial: RowSnapshot?
+    var partial: RowSnapshot? { heldIsPartial ? held : nil }
+    /// Whether the object holds a partial row (`partial` is set), without copying it out.
+    var isPartial: Bool { heldIsPartial }
+    /// Whether the object holds its whole row (`snapshot` is set), without copying it out.
+    var holdsWholeRow: Bool { held != nil && !heldIsPartial }
     /// Why the row could not be had; nil unless gone.
     var error: ContextError? { failure?.error }
     /// Whether the object is gone (`error` is set), without copying the error out.
@@ -26,29 +35,24 @@ struct ObjectState {
     private(set) var isDeleted = false
 
     /// No row read yet, and none to read for an inserted object.
-    var isFault: Bool { snapshot == nil && partial == nil && !isInserted && failure == nil }
+    var isFault: Bool { held == nil && !isInserted && failure == nil }
 
     /// The row held, whole or partial.
-    var row: RowSnapshot? { snapshot ?? partial }
+    var row: RowSnapshot? { held }
 
     /// A fault filled, or a row read again (a refresh, a merge, a save's write): the object holds `snapshot`. A
     /// partial row is held as `partial`, and only while the object has no whole one.
     mutating func load(_ snapshot: RowSnapshot) {
-        if snapshot.isComplete {
-            self.snapshot = snapshot
-            partial = nil
-        } else {
-            self.snapshot = nil
-            partial = snapshot
-        }
+        held = snapshot
+        heldIsPartial = !snapshot.isComplete
         failure = nil
     }
 
     /// A row just read, taken if the object is still a fault, or holds a partial row this one adds to: never
     /// over a whole row, which may be one the object's pending changes were made against.
     mutating func offer(_ row: RowSnapshot) {
-        guard snapshot == nil, !isInserted else { return }
-        guard let partial else { return load(row) }
+        guard !holdsWholeRow, !isInserted else { return }
+        guard let partial = held else { return load(row) }
         // Never an older row over a newer one; of one version, what either holds.
         if row.version > partial.version || (row.version == partial.version && row.isComplete) {
             load(row)
@@ -64,15 +68,14 @@ struct ObjectState {
 
     /// Back to a fault: the row is read again on next access.
     mutating func refault() {
-        snapshot = nil
-        partial = nil
+        forgetRow()
         failure = nil
     }
 
     /// The row held is dropped (it is stale): the next access reads it again. A gone object stays gone.
     mutating func forgetRow() {
-        snapshot = nil
-        partial = nil
+        held = nil
+        heldIsPartial = false
     }
 
     /// The row is back (an undo restored it): the error goes, and the object reads its row on next access.

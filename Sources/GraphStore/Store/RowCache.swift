@@ -76,14 +76,13 @@ public final class RowCache: Sendable {
         let batch = Array(snapshots)
         guard !batch.isEmpty else { return }
         state.withLock { state in
-            // Grow once for a large batch (a save's or a fetch's worth of rows), not by doubling as the rows arrive.
-            // Small batches grow as usual: reserving exactly a little more each time would copy on every call.
-            if batch.count >= 1_024 {
-                let wanted = Swift.min(state.capacity, state.index.count + batch.count)
-                state.index.reserveCapacity(wanted)
-                if state.freeHead == noSlot, wanted > state.slots.capacity {
-                    state.slots.reserveCapacity(Swift.min(state.capacity, Swift.max(wanted, state.slots.capacity * 2)))
-                }
+            // Grow once for the batch (a save's or a fetch's worth of rows), not step by step as the rows arrive:
+            // the table rounds up to a power of two and the slots at least double, so a run of small batches
+            // still grows geometrically instead of copying on every call.
+            let wanted = Swift.min(state.capacity, state.index.count + batch.count)
+            state.index.reserveCapacity(wanted)
+            if state.freeHead == noSlot, wanted > state.slots.capacity {
+                state.slots.reserveCapacity(Swift.min(state.capacity, Swift.max(wanted, state.slots.capacity * 2)))
             }
             for snapshot in batch { state.insert(snapshot) }
         }

@@ -38,7 +38,7 @@ extension ObjectContext {
         let observed = coordinator.events.hasObservers
         let start = observed ? Self.monotonicNanoseconds() : 0
         let objectID = object.objectID
-        let isPartial = object.state.partial != nil
+        let isPartial = object.state.isPartial
         if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
         var cached = coordinator.rowCache.snapshot(for: objectID)
         if let row = cached, !row.isComplete, isPartial || !row.holds(trigger, of: object.mapping) { cached = nil }
