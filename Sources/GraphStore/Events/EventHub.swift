@@ -83,16 +83,7 @@ public final class EventHub: Sendable {
         case .objectFault(let fault):
             callbacks = countObjectFault(of: fault.objectID, entity: fault.entity, hit: fault.isCacheHit, partial: fault.isPartial)
         case .statement(let statement):
-            let entity: String? = switch statement.cause {
-            case .fetch(let entity), .objectFault(let entity, _), .relationshipFault(let entity, _): entity
-            case .prefetch, .save, .other: nil
-            }
-            let target = entity.map(slot(forEntity:))
-            callbacks = state.withLock { state in
-                state.total.countStatement(statement)
-                if let target { state.update(target) { $0.countStatement(statement) } }
-                return state.callbacks
-            }
+            callbacks = countStatement(entity: statement.cause.countedEntity, rows: statement.rows, duration: statement.duration)
         case .fetch(let fetch):
             let target = slot(forEntity: fetch.entity)
             callbacks = state.withLock { state in
@@ -143,7 +134,18 @@ public final class EventHub: Sendable {
         }
     }
 
-    /// Hands an event already counted (`countObjectFault`) to `callbacks`, the observers its counting returned.
+    /// Counts a statement, as `emit` counts a `.statement` event, and returns the observers to hand its event to
+    /// (as `countObjectFault` does): a save's thousand INSERTs build no event when nobody looks.
+    func countStatement(entity: String?, rows: Int, duration: Duration) -> [Observer] {
+        let target = entity.map(slot(forEntity:))
+        return state.withLock { state in
+            state.total.countStatement(rows: rows, duration: duration)
+            if let target { state.update(target) { $0.countStatement(rows: rows, duration: duration) } }
+            return state.callbacks
+        }
+    }
+
+    /// Hands an event already counted (`countObjectFault`, `countStatement`) to `callbacks`, the observers its counting returned.
     func deliver(_ event: GraphEvent, context: ContextID?, to callbacks: [Observer]) {
         guard !callbacks.isEmpty else { return }
         let record = GraphEventRecord(event: event, context: context)
@@ -242,10 +244,10 @@ private extension GraphCounters.Totals {
         if partial { partialFaults += 1 }
     }
 
-    mutating func countStatement(_ statement: StatementEvent) {
+    mutating func countStatement(rows: Int, duration: Duration) {
         statements += 1
-        statementRows += statement.rows
-        sqlTime += statement.duration
+        statementRows += rows
+        sqlTime += duration
     }
 
     mutating func countFetch(_ fetch: FetchEvent) {

@@ -34,6 +34,15 @@ public enum StatementCause: Hashable, Sendable, CustomStringConvertible {
         case .other(let text): text
         }
     }
+
+    /// The entity whose counters the statement goes under, if any (a prefetch, a save and bookkeeping count in
+    /// the totals only).
+    var countedEntity: String? {
+        switch self {
+        case .fetch(let entity), .objectFault(let entity, _), .relationshipFault(let entity, _): entity
+        case .prefetch, .save, .other: nil
+        }
+    }
 }
 
 /// One SQL statement as it ran.

@@ -43,14 +43,15 @@ final class StatementRunner {
     let cause: StatementCause
     let context: ContextID?
     /// Statements run so far.
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var count = 0
     /// Hears each statement's rows, when the work reports progress.
     var meter: ProgressMeter?
     /// The object whose fault runs these statements, which their events carry (`StatementEvent.faultedObject`).
     var faultedObject: ObjectID?
     /// Each entity's INSERT, prepared on first use (index: entity number - 1); empty until the first insert, so a
     /// runner for a read allocates nothing for it.
-    private var insertStatements: [OpaquePointer?] = []
+    // Unchecked: a runner lives inside one database access on one thread, and nothing reaches it re-entrantly.
+    @exclusivity(unchecked) private var insertStatements: [OpaquePointer?] = []
 
     init(coordinator: PersistentStoreCoordinator, db: Database, cause: StatementCause, context: ContextID?) {
         self.coordinator = coordinator
@@ -175,10 +176,15 @@ final class StatementRunner {
         count += 1
         let duration = ContinuousClock.now - start
         let events = coordinator.events
+        let cause = cause ?? self.cause
+        defer { meter?.finished(rows: rows) }
+        // Counted first; the event (its SQL, arguments and cause) is built only for observers, if any.
+        let observers = events.countStatement(entity: cause.countedEntity, rows: rows, duration: duration)
+        guard !observers.isEmpty else { return }
         let plan = events.wantsQueryPlans ? coordinator.queryPlan(db, sql: sql, arguments: arguments) : nil
-        events.emit(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration,
-                                              cause: cause ?? self.cause, queryPlan: plan, faultedObject: faultedObject)), context: context)
-        meter?.finished(rows: rows)
+        events.deliver(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration,
+                                                 cause: cause, queryPlan: plan, faultedObject: faultedObject)),
+                       context: context, to: observers)
     }
 }
 
