@@ -146,7 +146,7 @@ public final class EventHub: Sendable {
     }
 
     /// Hands an event already counted (`countObjectFault`, `countStatement`) to `callbacks`, the observers its counting returned.
-    func deliver(_ event: GraphEvent, context: ContextID?, to callbacks: [Observer]) {
+    func deliver(_ event: consuming GraphEvent, context: ContextID?, to callbacks: [Observer]) {
         guard !callbacks.isEmpty else { return }
         let record = GraphEventRecord(event: event, context: context)
         for callback in callbacks {

@@ -98,9 +98,11 @@ public struct ObjectFaultEvent: Sendable {
     /// Whether the object held some of its values already (it was fetched with `propertiesToFetch`) and this
     /// fault read the rest: a partial fault.
     public let isPartial: Bool
-    public let duration: Duration
+    /// How long a miss took, its statement included. Nil for a hit, which is not timed: it reads memory only, and
+    /// reading the clock twice would cost a fifth of it. (Nil too for a miss whose first observer came while it ran.)
+    public let duration: Duration?
 
-    public init(entity: String, objectID: ObjectID, key: String, isCacheHit: Bool, isPartial: Bool = false, duration: Duration) {
+    public init(entity: String, objectID: ObjectID, key: String, isCacheHit: Bool, isPartial: Bool = false, duration: Duration?) {
         self.entity = entity
         self.objectID = objectID
         self.key = key
