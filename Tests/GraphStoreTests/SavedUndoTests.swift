@@ -192,6 +192,27 @@ import Testing
         #expect(try Self.dump(store.fixture.path) == before)
     }
 
+    /// Another program leaves the row with an entity number the model does not have: the undo still stops as a
+    /// conflict, naming the row under its table's entity, and writes nothing (an unchecked number would stop the
+    /// process when the context looked it up).
+    @Test func aRowLeftWithAnUnknownEntityNumberIsAConflictNotACrash() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        context.undoLevels = 10
+        let chat = try context.existingObject(with: store.chats[0])
+        context.undoGroup(named: "Rename") { chat.setValue("Renamed", forKey: "title") }
+        try context.save()
+        let queue = try DatabaseQueue(path: store.fixture.path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE ZCHAT SET Z_ENT = 999, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", arguments: [chat.objectID.primaryKey])
+        }
+        try queue.close()
+        let before = try Self.dump(store.fixture.path)
+        context.undo()
+        #expect(throws: ContextError.self) { try context.save() }
+        #expect(try Self.dump(store.fixture.path) == before)
+    }
+
     /// A user deleted (Nullify: their messages lose the sender and the copied name, friendships and memberships go)
     /// comes back, and so do the copies, though the messages are written back before the user's row returns.
     @Test func copiedAttributesAndSelfInverseLinksComeBack() throws {

@@ -182,13 +182,24 @@ final class UndoJournal: Sendable {
         let arguments: [AttributeValue] = [.integer(step)]
         let entityTables = touched.filter { !tables[$0].isJoinTable }.map { tables[$0] }
         let joinTables = touched.filter { tables[$0].isJoinTable }.map { tables[$0] }
-        func id(_ row: borrowing RowView) -> ObjectID {
-            ObjectID(entityNumber: row.int(1), primaryKey: row.int64(0))
+        // The entity numbers each table's rows may carry: a Z_ENT outside them (a row another program wrote) names
+        // the table's lowest entity rather than one the model does not have, which would stop the context that
+        // looks it up.
+        let coordinator = runner.coordinator
+        let entityCount = coordinator.model.entities.count
+        var numbers: [String: ClosedRange<Int>] = [:]
+        for index in 0..<entityCount {
+            let mapping = coordinator.mapping(forEntityNumber: index + 1)
+            let range = mapping.entityNumbers
+            numbers[mapping.table] = numbers[mapping.table].map { min($0.lowerBound, range.lowerBound)...max($0.upperBound, range.upperBound) } ?? range
+        }
+        func id(_ row: borrowing RowView, in table: Table) -> ObjectID {
+            ObjectID.stored(entity: row.int64(1), of: numbers[table.name] ?? 1...max(1, entityCount), key: row.int64(0))
         }
         // Rows the step left that changed since, went, or whose key came back.
         for table in entityTables {
             try query("SELECT k.Z_PK, IFNULL(t.Z_ENT, k.Z_ENT) FROM temp.\(table.keys) k LEFT JOIN \(table.name) t ON t.Z_PK = k.Z_PK"
-                      + " WHERE k.Z_STEP = ? AND t.Z_OPT IS NOT k.Z_OPT", arguments, { outcome.conflicts.append(id($0)) })
+                      + " WHERE k.Z_STEP = ? AND t.Z_OPT IS NOT k.Z_OPT", arguments, { outcome.conflicts.append(id($0, in: table)) })
         }
         guard outcome.conflicts.isEmpty else { return outcome }
         // 1. What the step created goes.
@@ -199,20 +210,20 @@ final class UndoJournal: Sendable {
         }
         for table in entityTables {
             try query("DELETE FROM \(table.name) WHERE Z_PK IN (SELECT Z_PK FROM temp.\(table.keys) WHERE Z_STEP = ?1 AND Z_OPT IS NOT NULL"
-                      + " EXCEPT SELECT Z_PK FROM temp.\(table.rows) WHERE Z_STEP = ?1) RETURNING Z_PK, Z_ENT", arguments, { outcome.removed.append(id($0)) })
+                      + " EXCEPT SELECT Z_PK FROM temp.\(table.rows) WHERE Z_STEP = ?1) RETURNING Z_PK, Z_ENT", arguments, { outcome.removed.append(id($0, in: table)) })
         }
         // 2. Rows that are still there get their old values (first, so a unique value they held is free again).
         for table in entityTables where !table.restoredColumns.isEmpty {
             let columns = table.restoredColumns.joined(separator: ", ")
             try query("UPDATE \(table.name) SET (\(columns)) = (SELECT \(columns) FROM temp.\(table.rows) r WHERE r.Z_STEP = ?1 AND r.Z_PK = \(table.name).Z_PK),"
                       + " Z_OPT = Z_OPT + 1 WHERE Z_PK IN (SELECT Z_PK FROM temp.\(table.rows) WHERE Z_STEP = ?1) RETURNING Z_PK, Z_ENT",
-                      arguments, { outcome.rewritten.append(id($0)) })
+                      arguments, { outcome.rewritten.append(id($0, in: table)) })
         }
         // 3. Rows the step deleted come back, keys and versions as they were.
         for table in entityTables {
             let columns = table.columns.joined(separator: ", ")
             try query("INSERT INTO \(table.name) (\(columns)) SELECT \(columns) FROM temp.\(table.rows) WHERE Z_STEP = ?1"
-                      + " AND Z_PK NOT IN (SELECT Z_PK FROM \(table.name)) ORDER BY Z_PK RETURNING Z_PK, Z_ENT", arguments, { outcome.restored.append(id($0)) })
+                      + " AND Z_PK NOT IN (SELECT Z_PK FROM \(table.name)) ORDER BY Z_PK RETURNING Z_PK, Z_ENT", arguments, { outcome.restored.append(id($0, in: table)) })
         }
         for table in joinTables {
             let match = table.keyColumns.map { "j.\($0) = r.\($0)" }.joined(separator: " AND ")
