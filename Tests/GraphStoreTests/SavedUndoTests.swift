@@ -159,13 +159,20 @@ import Testing
         #expect(chat.value(forKey: "title") as? String == "Second")
     }
 
-    @Test func redoBeforeTheSaveDropsTheQueuedReverse() throws {
+    /// A chat store whose first chat was renamed in an undo group and saved, with the context (ten undo levels)
+    /// that did it.
+    private static func renamedAndSaved() throws -> (ChatStore, ObjectContext, ManagedObject) {
         let store = try ChatStore()
         let context = store.fixture.context()
         context.undoLevels = 10
         let chat = try context.existingObject(with: store.chats[0])
         context.undoGroup(named: "Rename") { chat.setValue("Renamed", forKey: "title") }
         try context.save()
+        return (store, context, chat)
+    }
+
+    @Test func redoBeforeTheSaveDropsTheQueuedReverse() throws {
+        let (store, context, _) = try Self.renamedAndSaved()
         let saved = try Self.dump(store.fixture.path)
         context.undo()
         context.redo()
@@ -176,12 +183,7 @@ import Testing
     }
 
     @Test func aRowChangedSinceBySomeoneElseStopsTheUndoAndNothingIsWritten() throws {
-        let store = try ChatStore()
-        let context = store.fixture.context()
-        context.undoLevels = 10
-        let chat = try context.existingObject(with: store.chats[0])
-        context.undoGroup(named: "Rename") { chat.setValue("Renamed", forKey: "title") }
-        try context.save()
+        let (store, context, _) = try Self.renamedAndSaved()
         // Another coordinator (another process) edits the same row.
         let elsewhere = ObjectContext(coordinator: try store.fixture.reopen())
         try elsewhere.existingObject(with: store.chats[0]).setValue("Theirs", forKey: "title")
@@ -196,12 +198,7 @@ import Testing
     /// conflict, naming the row under its table's entity, and writes nothing (an unchecked number would stop the
     /// process when the context looked it up).
     @Test func aRowLeftWithAnUnknownEntityNumberIsAConflictNotACrash() throws {
-        let store = try ChatStore()
-        let context = store.fixture.context()
-        context.undoLevels = 10
-        let chat = try context.existingObject(with: store.chats[0])
-        context.undoGroup(named: "Rename") { chat.setValue("Renamed", forKey: "title") }
-        try context.save()
+        let (store, context, chat) = try Self.renamedAndSaved()
         let queue = try DatabaseQueue(path: store.fixture.path)
         try queue.write { db in
             try db.execute(sql: "UPDATE ZCHAT SET Z_ENT = 999, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", arguments: [chat.objectID.primaryKey])

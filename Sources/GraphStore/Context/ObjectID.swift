@@ -68,7 +68,9 @@ public final class LoadedProperties: Sendable, Equatable, CustomStringConvertibl
 
     /// Whether this holds everything `other` holds.
     func contains(_ other: LoadedProperties) -> Bool {
-        zip(attributes, other.attributes).allSatisfy { $0 || !$1 } && zip(toOnes, other.toOnes).allSatisfy { $0 || !$1 }
+        // Rows one statement read share one value.
+        if self === other { return true }
+        return zip(attributes, other.attributes).allSatisfy { $0 || !$1 } && zip(toOnes, other.toOnes).allSatisfy { $0 || !$1 }
     }
 
     func union(_ other: LoadedProperties) -> LoadedProperties {

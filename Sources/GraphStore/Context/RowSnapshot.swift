@@ -76,6 +76,10 @@ public struct RowSnapshot: @unchecked Sendable {
     func merged(with other: RowSnapshot) -> RowSnapshot {
         guard let mine = loaded else { return self }
         guard let theirs = other.loaded else { return other }
+        // One holding all the other holds (a message read in a list and again as a reply's quote) is kept as it
+        // is: no new row, no new set of names.
+        if mine.contains(theirs) { return self }
+        if theirs.contains(mine) { return other }
         let union = mine.union(theirs)
         var values = Array(self.values)
         for index in values.indices where !mine.attributes[index] && theirs.attributes[index] { values[index] = other.value(at: index) }

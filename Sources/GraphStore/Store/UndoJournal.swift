@@ -26,6 +26,8 @@ final class UndoJournal: Sendable {
         let restoredColumns: [String]
         /// Columns whose change puts a row in a step (derived ones follow other rows, through triggers).
         let trackedColumns: [String]
+        /// The entity numbers the table's rows may carry (`Z_ENT`); a join table's rows carry none.
+        var entityNumbers: ClosedRange<Int> = 1...1
 
         var rows: String { "GS_UNDO_ROWS_\(name)" }
         var keys: String { "GS_UNDO_KEYS_\(name)" }
@@ -64,9 +66,10 @@ final class UndoJournal: Sendable {
         for table in schema.tables {
             let columns = table.columns.map(\.name)
             let tracked = columns.filter { $0 != "Z_PK" && $0 != "Z_OPT" && !derived.contains("\(table.name).\($0)") }
+            let numbers = (table.entityNumbers.min() ?? 1)...(table.entityNumbers.max() ?? 1)
             tables.append(Table(name: table.name, isJoinTable: false, keyColumns: ["Z_PK"], columns: columns,
                                 definitions: table.columns.map { "\($0.name) \($0.type)" },
-                                restoredColumns: tracked.filter { $0 != "Z_ENT" }, trackedColumns: tracked))
+                                restoredColumns: tracked.filter { $0 != "Z_ENT" }, trackedColumns: tracked, entityNumbers: numbers))
         }
         for table in schema.joinTables {
             let columns = table.columns.map(\.name)
@@ -182,19 +185,10 @@ final class UndoJournal: Sendable {
         let arguments: [AttributeValue] = [.integer(step)]
         let entityTables = touched.filter { !tables[$0].isJoinTable }.map { tables[$0] }
         let joinTables = touched.filter { tables[$0].isJoinTable }.map { tables[$0] }
-        // The entity numbers each table's rows may carry: a Z_ENT outside them (a row another program wrote) names
-        // the table's lowest entity rather than one the model does not have, which would stop the context that
-        // looks it up.
-        let coordinator = runner.coordinator
-        let entityCount = coordinator.model.entities.count
-        var numbers: [String: ClosedRange<Int>] = [:]
-        for index in 0..<entityCount {
-            let mapping = coordinator.mapping(forEntityNumber: index + 1)
-            let range = mapping.entityNumbers
-            numbers[mapping.table] = numbers[mapping.table].map { min($0.lowerBound, range.lowerBound)...max($0.upperBound, range.upperBound) } ?? range
-        }
+        // A Z_ENT outside the table's entity numbers (a row another program wrote) names the table's lowest entity
+        // rather than one the model does not have, which would stop the context that looks it up.
         func id(_ row: borrowing RowView, in table: Table) -> ObjectID {
-            ObjectID.stored(entity: row.int64(1), of: numbers[table.name] ?? 1...max(1, entityCount), key: row.int64(0))
+            ObjectID.stored(entity: row.int64(1), of: table.entityNumbers, key: row.int64(0))
         }
         // Rows the step left that changed since, went, or whose key came back.
         for table in entityTables {
