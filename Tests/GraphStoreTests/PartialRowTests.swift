@@ -143,6 +143,28 @@ import Testing
         #expect(store.coordinator.rowCache.snapshot(for: id)?.isComplete == true)
     }
 
+    /// Two partial rows of one version: one that holds everything the other does is kept as it is (the very row
+    /// first read, no copy); two that each hold something the other lacks become one row holding both.
+    @Test func partialRowsOfOneVersionAreMergedOnlyWhenEachAddsSomething() throws {
+        let store = try ChatStore()
+        _ = Array(try store.fixture.context("wide").fetch(messages(["text", "sentAt"])))
+        let id = try #require(store.coordinator.rowCache.idsByRecency().last)
+        let wide = try #require(store.coordinator.rowCache.snapshot(for: id))
+        _ = Array(try store.fixture.context("narrow").fetch(messages(["text"])))
+        #expect(store.coordinator.rowCache.snapshot(for: id)?.isIdentical(to: wide) == true)
+        _ = Array(try store.fixture.context("other").fetch(messages(["sender"])))
+        let merged = try #require(store.coordinator.rowCache.snapshot(for: id))
+        #expect(!merged.isIdentical(to: wide))
+        #expect(Set(merged.loaded?.names ?? []) == ["text", "sentAt", "sender"])
+        // An object holding the wide row keeps it when the narrow one arrives again.
+        let context = store.fixture.context("holder")
+        let objects = Array(try context.fetch(messages(["text", "sentAt"])))
+        let held = try #require(objects.first { $0.objectID == id })
+        _ = Array(try context.fetch(messages(["text"])))
+        let cost = try store.fixture.measure { _ = held.value(forKey: "sentAt") }
+        #expect(cost.statements == 0)
+    }
+
     @Test func changingAPartialObjectKeepsEveryOtherColumn() throws {
         let store = try ChatStore()
         let before = try store.fixture.context("before").fetchDictionaries(messages([]))

@@ -117,7 +117,8 @@ final class BatchedFetch {
     private let batchSize: Int
     private let joined: JoinedPrefetch
     let count: Int
-    /// The ordered IDs, filled as they become known.
+    /// The ordered IDs, filled as they become known: as long as the last one known, not the whole result (a
+    /// windowed fetch of a long list would otherwise make and clear an array of its every row for one screen).
     private var ids: [ObjectID?]
     private var knownIDs = 0
     /// ID statements run so far (windowed mode).
@@ -172,8 +173,8 @@ final class BatchedFetch {
                 count = loaded.objects.isEmpty ? total : max(total, offset + loaded.objects.count)
             }
             if loaded.objects.isEmpty { origin = 0 }
-            ids = Array(repeating: nil, count: count)
-            for (position, object) in loaded.objects.enumerated() where offset + position < count { ids[offset + position] = object.objectID }
+            ids = []
+            for (position, object) in loaded.objects.enumerated() where offset + position < count { setID(object.objectID, at: offset + position) }
             knownIDs = min(loaded.objects.count, count - min(offset, count))
             if !loaded.objects.isEmpty {
                 batches[number] = FetchedObjects(loaded.objects, retaining: loaded.retained)
@@ -238,7 +239,7 @@ final class BatchedFetch {
         batchLoads += 1
         do {
             try readIDs(covering: range)
-            let batchIDs = range.compactMap { ids[$0] }
+            let batchIDs = range.compactMap { id(at: $0) }
             let list = KeyList(batchIDs.map(\.primaryKey))
             let sql = "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
                 + (joined.joins.isEmpty ? "" : " " + joined.joins.joined(separator: " ")) + " WHERE t0.Z_PK IN \(list.sql)"
@@ -253,7 +254,7 @@ final class BatchedFetch {
         } catch {
             // Objects that report the failure when read (a subscript cannot throw).
             let objects = range.map { position -> ManagedObject in
-                let object = plan.mapping.objectClass.init(objectID: ids[position] ?? ObjectID(entityNumber: plan.mapping.number, primaryKey: 0),
+                let object = plan.mapping.objectClass.init(objectID: id(at: position) ?? ObjectID(entityNumber: plan.mapping.number, primaryKey: 0),
                                                            context: context, mapping: plan.mapping)
                 object.state.fail(error)
                 return object
@@ -264,7 +265,7 @@ final class BatchedFetch {
 
     /// Windowed mode: reads the ordered IDs of `range` (and a few batches beyond, for scrolling on) if unknown.
     private func readIDs(covering range: Range<Int>) throws(ContextError) {
-        guard range.contains(where: { ids[$0] == nil }) else { return }
+        guard range.contains(where: { id(at: $0) == nil }) else { return }
         // Each read sorts the matching rows again to reach its offset, so reads grow geometrically: scrolling the
         // whole result costs a handful of them, not one per few batches.
         let start = range.lowerBound
@@ -276,10 +277,23 @@ final class BatchedFetch {
         try context.runQuery(plan.select(plan.idSelectList, limit: end - start, offset: plan.request.fetchOffset + start), plan.arguments,
                              cause: .fetch(entity: plan.mapping.name)) { handle in
             guard position < count else { return }
-            if ids[position] == nil { knownIDs += 1 }
-            ids[position] = plan.objectID(handle)
+            if id(at: position) == nil { knownIDs += 1 }
+            setID(plan.objectID(handle), at: position)
             position += 1
         }
+    }
+
+    /// The ID at `position` of the result, if known.
+    private func id(at position: Int) -> ObjectID? {
+        position < ids.count ? ids[position] : nil
+    }
+
+    /// Records the ID at `position` (below `count`), growing the known stretch to reach it.
+    private func setID(_ id: ObjectID, at position: Int) {
+        if position >= ids.count {
+            ids.append(contentsOf: repeatElement(nil, count: position + 1 - ids.count))
+        }
+        ids[position] = id
     }
 
     /// How many batches' IDs the first later ID statement reads in windowed mode; each one after reads twice as many.
