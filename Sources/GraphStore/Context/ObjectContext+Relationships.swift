@@ -31,12 +31,13 @@ extension ObjectContext {
 
     /// Sets a to-one; with `maintainInverse`, moves the object between the old and new destinations' inverse.
     func setToOne(_ object: ManagedObject, index: Int, to destination: ManagedObject?, maintainInverse: Bool) {
-        let toOne = object.mapping.toOnes[index]
+        // The relationship's fields are read where needed, not copied out whole (its strings and arrays would be
+        // retained and released on every link set).
         var old = object.destinationID(ofToOne: index)
         guard old != destination?.objectID else { return }
         if object.isPartial {
             // Changed against its whole row, as any change is: the version read now is the one the save checks.
-            fulfillFault(object, trigger: .key(toOne.name))
+            fulfillFault(object, trigger: .key(object.mapping.toOnes[index].name))
             old = object.destinationID(ofToOne: index)
             guard old != destination?.objectID else { return }
         }
@@ -46,7 +47,7 @@ extension ObjectContext {
         } else {
             object.toOneChanges[index] = .some(destination?.objectID)
         }
-        guard maintainInverse, let inverseName = toOne.inverse else { return }
+        guard maintainInverse, let inverseName = object.mapping.toOnes[index].inverse else { return }
         if let old, let oldObject = counterpart(old) {
             updateInverse(of: oldObject, named: inverseName, toward: object, adding: false)
         }

@@ -17,19 +17,20 @@ public final class ObjectContext {
     /// How this context's objects reach it (`ManagedObject.context`).
     let handle = ContextHandle()
 
-    // `registry`, `batchedFaults` and `untouchedPrefetches` are read on every fault and every object made: they are
+    // `registry`, `batchedFaults` and `untouchedPrefetches` are read on every fault and every object made, and
+    // `changedObjects`, `insertedList`, `linkChanges` and `undoHistory` on every insert and change: they are
     // `@exclusivity(unchecked)` for the reason `ManagedObject` gives (a context is confined to one thread or actor).
 
     /// Every registered object, held weakly unless it has changes (so browsing many rows keeps few alive).
     @exclusivity(unchecked) var registry = ObjectIDTable<RegisteredObject>()
     /// Persisted objects with unsaved changes, held strongly until saved or rolled back.
-    var changedObjects: OrderedDictionary<ObjectID, ManagedObject> = [:]
+    @exclusivity(unchecked) var changedObjects: OrderedDictionary<ObjectID, ManagedObject> = [:]
     /// Objects inserted since the last save, in insertion order, held strongly. Their temporary keys only grow
     /// (`makeTemporaryID`), so the list is sorted by key and an ID is found by binary search: inserting needs no
     /// hashing. Inserted objects deleted again stay here, flagged, until the save or rollback drops them.
-    var insertedList: [ManagedObject] = []
+    @exclusivity(unchecked) var insertedList: [ManagedObject] = []
     /// Join-table links to write: a link (in the table's primary-key column order) → true to insert, false to delete.
-    var linkChanges: OrderedDictionary<LinkKey, Bool> = [:]
+    @exclusivity(unchecked) var linkChanges: OrderedDictionary<LinkKey, Bool> = [:]
 
     /// How a save settles rows that changed in the store since this context read them: `.error` (the default)
     /// fails the save and lists them.
@@ -45,7 +46,7 @@ public final class ObjectContext {
     /// The batched-fault loader and the sibling groups it knows.
     @exclusivity(unchecked) var batchedFaults = BatchedFaults()
     /// Undo and redo steps, when `undoLevels` > 0.
-    var undoHistory: UndoHistory?
+    @exclusivity(unchecked) var undoHistory: UndoHistory?
     /// Saved steps undone (or redone) whose reverse the next save writes.
     var pendingReversals: [PendingReversal] = []
     /// What the last save deleted and nullified (nil when it deleted nothing).

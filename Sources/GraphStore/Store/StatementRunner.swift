@@ -39,15 +39,19 @@ struct RowView: ~Copyable {
 final class StatementRunner {
     let coordinator: PersistentStoreCoordinator
     let db: Database
+    /// `db`'s SQLite connection, read once: GRDB's property costs a runtime exclusivity check per read.
+    private let connection: OpaquePointer?
     /// Why the statements run, unless a call says otherwise.
     let cause: StatementCause
     let context: ContextID?
     /// Statements run so far.
     @exclusivity(unchecked) private(set) var count = 0
+    // `meter` and `faultedObject` are read after every statement. Unchecked, as `insertStatements` below: a runner
+    // lives inside one database access on one thread, and nothing reaches it re-entrantly.
     /// Hears each statement's rows, when the work reports progress.
-    var meter: ProgressMeter?
+    @exclusivity(unchecked) var meter: ProgressMeter?
     /// The object whose fault runs these statements, which their events carry (`StatementEvent.faultedObject`).
-    var faultedObject: ObjectID?
+    @exclusivity(unchecked) var faultedObject: ObjectID?
     /// Each entity's INSERT, prepared on first use (index: entity number - 1); empty until the first insert, so a
     /// runner for a read allocates nothing for it.
     // Unchecked: a runner lives inside one database access on one thread, and nothing reaches it re-entrantly.
@@ -56,6 +60,7 @@ final class StatementRunner {
     init(coordinator: PersistentStoreCoordinator, db: Database, cause: StatementCause, context: ContextID?) {
         self.coordinator = coordinator
         self.db = db
+        self.connection = db.sqliteConnection
         self.cause = cause
         self.context = context
     }
@@ -96,7 +101,7 @@ final class StatementRunner {
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
         guard code == SQLITE_DONE else { throw failure(code: code, statement) }
-        let changes = Int(sqlite3_changes(db.sqliteConnection))
+        let changes = Int(sqlite3_changes(connection))
         finished(statement.sql, statement.arguments, rows: changes, since: start, cause: cause)
         return changes
     }
@@ -133,7 +138,7 @@ final class StatementRunner {
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
         guard code == SQLITE_DONE else { throw failure(code: code, SQLStatement(mapping.insertSQL)) }
-        let changes = Int(sqlite3_changes(db.sqliteConnection))
+        let changes = Int(sqlite3_changes(connection))
         var arguments: [AttributeValue] = []
         if coordinator.events.hasObservers {
             arguments = [.integer(id.primaryKey), .integer(Int64(id.entityNumber)), .integer(1)]
@@ -166,7 +171,6 @@ final class StatementRunner {
     }
 
     private func failure(code: Int32, _ statement: SQLStatement) -> SQLiteError {
-        let connection = db.sqliteConnection
         return SQLiteError(resultCode: code & 0xFF, extendedResultCode: connection.map { sqlite3_extended_errcode($0) } ?? code,
                            message: connection.map { String(cString: sqlite3_errmsg($0)) } ?? "SQLite error \(code)",
                            sql: statement.sql, arguments: statement.arguments, busyTimeout: coordinator.store.busyTimeout)
