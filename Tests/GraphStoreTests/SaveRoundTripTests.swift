@@ -45,6 +45,43 @@ import Testing
         return (context, byLabel)
     }
 
+    /// After the save, an inserted object reads its values from the row it saved (no statement), keeps a transient
+    /// value set before the save, and a later change to it saves as an update.
+    @Test func savedInsertsReadTheirRowAndKeepTransientValues() throws {
+        let model = try ObjectModel {
+            EntityDescription("Note") {
+                Attribute("title", .string)
+                Attribute("draft", .string).transient()
+            }
+        }
+        let fixture = try GraphFixture(model)
+        let context = fixture.context()
+        let plain = context.insert("Note")
+        plain.setValue("plain", forKey: "title")
+        let drafted = context.insert("Note")
+        drafted.setValue("drafted", forKey: "title")
+        drafted.setValue("unsent", forKey: "draft")
+        try context.save()
+        let reads = try fixture.measure {
+            #expect(plain.value(forKey: "title") as? String == "plain")
+            #expect(drafted.value(forKey: "title") as? String == "drafted")
+            #expect(drafted.value(forKey: "draft") as? String == "unsent")
+            #expect(plain.value(forKey: "draft") == nil)
+        }
+        #expect(reads.statements == 0)
+        #expect(!plain.hasChanges && !drafted.hasChanges && !plain.isInserted)
+        plain.setValue("renamed", forKey: "title")
+        let update = try fixture.measure { try context.save() }
+        #expect(update.statements == 1)
+        let (_, samples) = try reopenNotes(fixture)
+        #expect(samples == ["drafted", "renamed"])
+    }
+
+    private func reopenNotes(_ fixture: GraphFixture) throws -> (ObjectContext, [String]) {
+        let context = ObjectContext(coordinator: try fixture.reopen(), name: "reopened")
+        return (context, try context.fetch("Note").compactMap { $0.value(forKey: "title") as? String }.sorted())
+    }
+
     @Test func integersKeepTheirExtremes() throws {
         let fixture = try GraphFixture(try Self.everyTypeModel())
         let context = fixture.context()

@@ -420,9 +420,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func didInsert(as snapshot: RowSnapshot) {
         objectID = snapshot.objectID
         state.didInsert(snapshot)
-        newValues = []
-        newKeys = []
-        newValuesSet = 0
+        guard let edits else { return }
+        // Its own values are the saved row's now. The box goes unless it holds something else: a hundred thousand
+        // saved inserts keep no empty boxes.
+        if edits.attributeChanges.isEmpty, edits.toOneChanges.isEmpty, edits.transientValues.isEmpty {
+            self.edits = nil
+        } else {
+            edits.newValues = []
+            edits.newKeys = []
+            edits.newValuesSet = 0
+        }
     }
 
     func fulfill(key: String) {

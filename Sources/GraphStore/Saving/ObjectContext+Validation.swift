@@ -36,8 +36,13 @@ extension ObjectContext {
         var report = ValidationReport()
         for (position, object) in objects.enumerated() {
             let number = object.mapping.number
-            let entityRules = rules[number - 1] ?? ValidationRules(object.mapping)
-            rules[number - 1] = entityRules
+            let entityRules: ValidationRules
+            if let known = rules[number - 1] {
+                entityRules = known
+            } else {
+                entityRules = ValidationRules(object.mapping)
+                rules[number - 1] = entityRules
+            }
             check(object, at: position, against: entityRules, into: &report)
         }
         try checkUniqueness(of: objects, into: &report)

@@ -1,7 +1,9 @@
 import Foundation
 
-/// The rules of one entity, worked out once per save from its mapping; properties without rules are left out.
-struct ValidationRules {
+/// The rules of one entity, worked out once per save from its mapping; properties without rules are left out. A
+/// class: the save checks every object it writes against its entity's rules, and handing them over should cost one
+/// reference, not a copy of three arrays.
+final class ValidationRules {
     struct AttributeRule {
         let index: Int
         let name: String
