@@ -19,6 +19,12 @@ public struct FetchedObjects: RandomAccessCollection {
         storage = .loaded(objects, retained: retained)
     }
 
+    /// The objects as one array: the very one held when the result was loaded at once, a copy otherwise.
+    var array: [ManagedObject] {
+        if case .loaded(let objects, _) = storage { return objects }
+        return Array(self)
+    }
+
     init(batches: BatchedFetch) {
         storage = .batched(batches)
     }
@@ -125,6 +131,9 @@ final class BatchedFetch {
     private var idReads = 0
     /// Loaded batches by number, least recently used first, with the objects each keeps alive.
     private var batches: OrderedDictionary<Int, FetchedObjects> = [:]
+    /// The most recently used batch (the last of `batches`) and its number, kept beside them: a screen reads its rows
+    /// one after another from it, and each read should not go through the ordered dictionary's views.
+    private var recent: (number: Int, objects: [ManagedObject])?
     private var batchLoads = 0
     private var evictions = 0
     /// Where the batches are laid out from: batch 0 starts at `origin`, and the rows before it (if any) are batch
@@ -178,6 +187,7 @@ final class BatchedFetch {
             knownIDs = min(loaded.objects.count, count - min(offset, count))
             if !loaded.objects.isEmpty {
                 batches[number] = FetchedObjects(loaded.objects, retaining: loaded.retained)
+                recent = (number, loaded.objects)
                 batchLoads = 1
             }
         }
@@ -203,14 +213,16 @@ final class BatchedFetch {
         let number = batchNumber(of: index)
         let position = index - range(ofBatch: number).lowerBound
         // Reading on in the batch read last (a screen's rows, one after another): nothing to reorder.
-        if let last = batches.values.last, batches.keys.last == number { return last[position] }
+        if let recent, recent.number == number { return recent.objects[position] }
         if let batch = batches.removeValue(forKey: number) {
             // Most recently used goes last.
             batches[number] = batch
+            recent = (number, batch.array)
             return batch[position]
         }
         let batch = load(number)
         batches[number] = batch
+        recent = (number, batch.array)
         while batches.count > max(1, plan.request.maximumLoadedBatches) {
             batches.removeFirst()
             evictions += 1
