@@ -165,6 +165,26 @@ import Testing
         #expect(cost.statements == 0)
     }
 
+    /// A fault that misses the row cache is one statement by key: counted whether or not anyone observes, and
+    /// seen by an observer with its SQL, its argument, its cause and the object it fills.
+    @Test func aFaultThatMissesTheCacheIsOneStatementSeenWhole() throws {
+        let store = try ChatStore()
+        let id = store.chats[0]
+        let quiet = store.fixture.context("quiet")
+        let unobserved = try store.fixture.measure { _ = quiet.object(with: id).value(forKey: "title") }
+        #expect(unobserved.statements == 1 && unobserved.cacheMisses == 1)
+        store.coordinator.rowCache.removeAll()
+        let watched = store.fixture.context("watched")
+        let sql = store.statements { _ = watched.object(with: id).value(forKey: "title") }
+        #expect(sql.count == 1)
+        #expect(sql.first?.sql.hasSuffix(" FROM ZCHAT t0 WHERE t0.Z_PK = ?") == true)
+        #expect(sql.first?.arguments == [.integer(id.primaryKey)])
+        #expect(sql.first?.faultedObject == id)
+        let entity = watched.object(with: id).entityName
+        #expect(sql.first?.cause == .objectFault(entity: entity, key: "title"))
+        #expect(sql.first?.rows == 1)
+    }
+
     @Test func changingAPartialObjectKeepsEveryOtherColumn() throws {
         let store = try ChatStore()
         let before = try store.fixture.context("before").fetchDictionaries(messages([]))

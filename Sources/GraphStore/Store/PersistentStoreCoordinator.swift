@@ -237,10 +237,15 @@ public final class PersistentStoreCoordinator: Sendable {
             } catch {
                 throw ContextError.from(error, busyTimeout: store.busyTimeout)
             }
-            // As for inserts, the arguments are built only for someone who will see them.
-            let arguments: [AttributeValue] = events.hasObservers ? [.integer(id.primaryKey)] : []
-            events.emit(.statement(StatementEvent(sql: mapping.selectByPrimaryKey, arguments: arguments, rows: found == nil ? 0 : 1,
-                                                  duration: ContinuousClock.now - start, cause: cause, faultedObject: id)), context: context)
+            // As for a runner's statements: counted first, the event built only for observers, if any.
+            let rows = found == nil ? 0 : 1
+            let duration = ContinuousClock.now - start
+            let observers = events.countStatement(entity: cause.countedEntity, rows: rows, duration: duration)
+            if !observers.isEmpty {
+                events.deliver(.statement(StatementEvent(sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], rows: rows,
+                                                         duration: duration, cause: cause, faultedObject: id)),
+                               context: context, to: observers)
+            }
         } else {
             try reading(cause: cause, context: context, faultedObject: id) { runner in
                 try runner.query(SQLStatement(mapping.selectByPrimaryKey, [.integer(id.primaryKey)])) { row in found = row.snapshot(mapping) }
