@@ -145,6 +145,14 @@ public final class EventHub: Sendable {
         }
     }
 
+    /// Counts a statement that ran, and builds its event with `event` and hands it over only if someone observes:
+    /// the one way a statement is reported, whether a runner ran it or a fault's key reader did.
+    func statementRan(rows: Int, duration: Duration, cause: StatementCause, context: ContextID?, event: () -> StatementEvent) {
+        let observers = countStatement(entity: cause.countedEntity, rows: rows, duration: duration)
+        guard !observers.isEmpty else { return }
+        deliver(.statement(event()), context: context, to: observers)
+    }
+
     /// Hands an event already counted (`countObjectFault`, `countStatement`) to `callbacks`, the observers its counting returned.
     func deliver(_ event: consuming GraphEvent, context: ContextID?, to callbacks: [Observer]) {
         guard !callbacks.isEmpty else { return }

@@ -237,14 +237,11 @@ public final class PersistentStoreCoordinator: Sendable {
             } catch {
                 throw ContextError.from(error, busyTimeout: store.busyTimeout)
             }
-            // As for a runner's statements: counted first, the event built only for observers, if any.
             let rows = found == nil ? 0 : 1
             let duration = ContinuousClock.now - start
-            let observers = events.countStatement(entity: cause.countedEntity, rows: rows, duration: duration)
-            if !observers.isEmpty {
-                events.deliver(.statement(StatementEvent(sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], rows: rows,
-                                                         duration: duration, cause: cause, faultedObject: id)),
-                               context: context, to: observers)
+            events.statementRan(rows: rows, duration: duration, cause: cause, context: context) {
+                StatementEvent(sql: mapping.selectByPrimaryKey, arguments: [.integer(id.primaryKey)], rows: rows, duration: duration,
+                               cause: cause, faultedObject: id)
             }
         } else {
             try reading(cause: cause, context: context, faultedObject: id) { runner in

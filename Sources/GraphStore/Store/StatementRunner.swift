@@ -182,13 +182,12 @@ final class StatementRunner {
         let events = coordinator.events
         let cause = cause ?? self.cause
         defer { meter?.finished(rows: rows) }
-        // Counted first; the event (its SQL, arguments and cause) is built only for observers, if any.
-        let observers = events.countStatement(entity: cause.countedEntity, rows: rows, duration: duration)
-        guard !observers.isEmpty else { return }
-        let plan = events.wantsQueryPlans ? coordinator.queryPlan(db, sql: sql, arguments: arguments) : nil
-        events.deliver(.statement(StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration,
-                                                 cause: cause, queryPlan: plan, faultedObject: faultedObject)),
-                       context: context, to: observers)
+        // The event (its SQL, arguments, cause and plan) is built only for observers, if any.
+        events.statementRan(rows: rows, duration: duration, cause: cause, context: context) {
+            let plan = events.wantsQueryPlans ? coordinator.queryPlan(db, sql: sql, arguments: arguments) : nil
+            return StatementEvent(sql: sql, arguments: arguments, rows: rows, duration: duration, cause: cause, queryPlan: plan,
+                                  faultedObject: faultedObject)
+        }
     }
 }
 
