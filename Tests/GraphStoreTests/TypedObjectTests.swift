@@ -26,6 +26,18 @@ final class Subject: ManagedObject {
     @ToMany("students") var students: [Student]
 }
 
+/// One class whose key "name" sits at a different attribute index in each model below, beside a class of
+/// another entity with a key of the same text.
+final class Badge: ManagedObject {
+    @Stored("label") var label: String
+    @Stored("name") var name: String
+}
+
+final class Tag: ManagedObject {
+    @Stored("name") var name: String
+    @Stored("rank") var rank: Int64
+}
+
 @Suite struct TypedObjectTests {
     private let classes: [ManagedObject.Type] = [Student.self, Address.self, SchoolClass.self, Subject.self]
 
@@ -79,5 +91,44 @@ final class Subject: ManagedObject {
         #expect(!scalar.hasPointerRepresentation)
         #expect(Stored<String>(scalar).key == "x")
         #expect(ToOne<Student>(scalar).key == "x")
+    }
+
+    /// Typed properties find their slot per entity and per coordinator: the same key text ("name") at different
+    /// attribute indexes, in two entities and in two models of one class, reads and writes its own attribute.
+    @Test func typedKeysResolvePerEntityAndPerModel() throws {
+        func model(badgeAttributes: [String]) throws -> ObjectModel {
+            try ObjectModel {
+                EntityDescription("Badge") {
+                    for name in badgeAttributes { Attribute(name, .string) }
+                }
+                EntityDescription("Tag") {
+                    Attribute("rank", .integer64)
+                    Attribute("name", .string)
+                }
+            }
+        }
+        let folder = try TemporaryDirectory()
+        for (index, order) in [["label", "name"], ["name", "label"]].enumerated() {
+            let coordinator = try PersistentStoreCoordinator(path: folder.path("badges\(index).sqlite"), model: try model(badgeAttributes: order),
+                                                             classes: [Badge.self, Tag.self])
+            let context = ObjectContext(coordinator: coordinator)
+            let badge = context.insert(Badge.self)
+            let tag = context.insert(Tag.self)
+            badge.name = "badge name"
+            tag.name = "tag name"
+            badge.label = "badge label"
+            tag.rank = 3
+            try context.save()
+
+            let fresh = ObjectContext(coordinator: coordinator)
+            let loadedBadge = try #require(try fresh.fetch(Badge.self).first)
+            let loadedTag = try #require(try fresh.fetch(Tag.self).first)
+            #expect(loadedTag.name == "tag name")
+            #expect(loadedBadge.name == "badge name")
+            #expect(loadedBadge.label == "badge label")
+            #expect(loadedTag.rank == 3)
+            #expect(loadedBadge.attributeValue(forKey: "name") == .string("badge name"))
+            #expect(loadedTag.attributeValue(forKey: "name") == .string("tag name"))
+        }
     }
 }

@@ -241,7 +241,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         attributeValue(ResolvedKey(slot: slot(key), key: key))
     }
 
-    final func attributeValue(_ resolved: ResolvedKey) -> AttributeValue {
+    @usableFromInline final func attributeValue(_ resolved: ResolvedKey) -> AttributeValue {
         let key = resolved.key
         switch resolved.slot {
         case .attribute(let index):
@@ -264,7 +264,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         setAttributeValue(value, ResolvedKey(slot: slot(key), key: key))
     }
 
-    final func setAttributeValue(_ value: AttributeValue, _ resolved: ResolvedKey) {
+    @usableFromInline final func setAttributeValue(_ value: AttributeValue, _ resolved: ResolvedKey) {
         let key = resolved.key
         switch resolved.slot {
         case .attribute(let index):
@@ -291,7 +291,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         object(ResolvedKey(slot: slot(key), key: key))
     }
 
-    final func object(_ resolved: ResolvedKey) -> ManagedObject? {
+    @usableFromInline final func object(_ resolved: ResolvedKey) -> ManagedObject? {
         let key = resolved.key
         guard case .toOne(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
         return destinationID(ofToOne: index).flatMap { context?.object(with: $0) }
@@ -302,7 +302,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         setObject(destination, ResolvedKey(slot: slot(key), key: key))
     }
 
-    final func setObject(_ destination: ManagedObject?, _ resolved: ResolvedKey) {
+    @usableFromInline final func setObject(_ destination: ManagedObject?, _ resolved: ResolvedKey) {
         let key = resolved.key
         guard case .toOne(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-one relationship of \(entityName)") }
         context?.setToOne(self, index: index, to: destination, maintainInverse: true)
@@ -313,7 +313,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         objects(ResolvedKey(slot: slot(key), key: key))
     }
 
-    final func objects(_ resolved: ResolvedKey) -> [ManagedObject] {
+    @usableFromInline final func objects(_ resolved: ResolvedKey) -> [ManagedObject] {
         let key = resolved.key
         guard case .toMany(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         guard let context else { return [] }
@@ -349,7 +349,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         setObjects(objects, ResolvedKey(slot: slot(key), key: key))
     }
 
-    final func setObjects(_ objects: [ManagedObject], _ resolved: ResolvedKey) {
+    @usableFromInline final func setObjects(_ objects: [ManagedObject], _ resolved: ResolvedKey) {
         let key = resolved.key
         guard case .toMany(let index) = resolved.slot else { preconditionFailure("'\(key)' is not a to-many relationship of \(entityName)") }
         context?.replaceMembers(of: self, toMany: index, with: objects)
@@ -405,14 +405,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return slot
     }
 
-    /// The key and slot a typed property's wrapper stands for, found by the key path of the wrapper's storage:
-    /// projecting that key path to read the wrapper's key costs more than the access itself, so each entity
-    /// remembers the answer per key path.
-    final func resolve(wrapper keyPath: AnyKeyPath, key: () -> String) -> ResolvedKey {
-        if let resolved = mapping.resolvedWrapper(keyPath) { return resolved }
-        let key = key()
-        let resolved = ResolvedKey(slot: slot(key), key: key)
-        mapping.remember(resolved, forWrapper: keyPath)
+    /// The key and slot a typed property's wrapper stands for. Each entity remembers the answer per wrapper key
+    /// (by the address of its text, a constant of the program), so a typed read looks up no name.
+    @usableFromInline final func resolve(wrapper key: PropertyKey) -> ResolvedKey {
+        if let resolved = mapping.resolvedWrapper(key) { return resolved }
+        let name = key.string
+        let resolved = ResolvedKey(slot: slot(name), key: name)
+        mapping.remember(resolved, forWrapper: key)
         return resolved
     }
 

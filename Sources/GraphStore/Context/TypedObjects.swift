@@ -186,13 +186,15 @@ public struct Stored<Value: AttributeConvertible> {
         set { fatalError("unavailable") }
     }
 
-    public static subscript<Object: ManagedObject>(
+    /// Inlinable, so that in a subclass's accessor the storage key path is a literal the compiler reads through
+    /// directly: no key path is made at run time (that cost more than the rest of a read served from memory).
+    @inlinable public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { Value(attributeValue: object.attributeValue(object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key })) }
-        set { object.setAttributeValue(newValue.attributeValue, object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) }
+        get { Value(attributeValue: object.attributeValue(object.resolve(wrapper: object[keyPath: storageKeyPath].name))) }
+        set { object.setAttributeValue(newValue.attributeValue, object.resolve(wrapper: object[keyPath: storageKeyPath].name)) }
     }
 }
 
@@ -212,13 +214,14 @@ public struct ToOne<Destination: ManagedObject> {
         set { fatalError("unavailable") }
     }
 
-    public static subscript<Object: ManagedObject>(
+    /// Inlinable, as `Stored`'s is.
+    @inlinable public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Destination?>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Destination? {
-        get { object.object(object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) as? Destination }
-        set { object.setObject(newValue, object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) }
+        get { object.object(object.resolve(wrapper: object[keyPath: storageKeyPath].name)) as? Destination }
+        set { object.setObject(newValue, object.resolve(wrapper: object[keyPath: storageKeyPath].name)) }
     }
 }
 
@@ -240,12 +243,13 @@ public struct ToMany<Destination: ManagedObject> {
         set { fatalError("unavailable") }
     }
 
-    public static subscript<Object: ManagedObject>(
+    /// Inlinable, as `Stored`'s is.
+    @inlinable public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, [Destination]>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> [Destination] {
-        get { object.objects(object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }).compactMap { $0 as? Destination } }
-        set { object.setObjects(newValue, object.resolve(wrapper: storageKeyPath) { object[keyPath: storageKeyPath].key }) }
+        get { object.objects(object.resolve(wrapper: object[keyPath: storageKeyPath].name)).compactMap { $0 as? Destination } }
+        set { object.setObjects(newValue, object.resolve(wrapper: object[keyPath: storageKeyPath].name)) }
     }
 }

@@ -51,32 +51,32 @@ public final class EntityMapping: Sendable {
     private let slotList: [(key: String, slot: Slot)]
     /// The raw bits of each key of `slotList`, in the same order.
     private let slotBits: [KeyBits]
-    /// What typed properties' wrappers resolved to, by the identity of their storage key path (see
-    /// `ManagedObject.resolve(wrapper:key:)`). Each entry keeps its key path alive, so no other key path can come to
-    /// share its identity; the compiler makes one key path per property, so the table stays as small as the model.
+    /// What typed properties' wrappers resolved to, by the address of their key's text (see
+    /// `ManagedObject.resolve(wrapper:)`): one entry per wrapper declaration at most, so the table stays as small as
+    /// the model.
     ///
     /// Read on every typed-property access, so reading takes no lock: the table is an immutable list, published
     /// whole through an atomic pointer when an entry is added (under `wrapperTables`' lock, which also keeps every
     /// list ever published alive, so a reader never holds a freed one).
     private let wrapperTable = Atomic<Unmanaged<WrapperTable>?>(nil)
     private let wrapperTables = Mutex<[WrapperTable]>([])
-    /// A bound on the table, should key paths ever be made afresh per access.
+    /// A bound on the table, should key texts ever come from memory made afresh.
     private static let wrapperSlotLimit = 256
 
     /// A short list, searched by identity: cheaper than hashing for the few typed properties an entity has.
-    func resolvedWrapper(_ keyPath: AnyKeyPath) -> ResolvedKey? {
+    func resolvedWrapper(_ key: PropertyKey) -> ResolvedKey? {
         guard let table = wrapperTable.load(ordering: .acquiring) else { return nil }
         return table._withUnsafeGuaranteedRef { table in
-            for entry in table.entries where entry.keyPath.keyPath === keyPath { return entry.resolved }
+            for entry in table.entries where entry.key == key.start { return entry.resolved }
             return nil
         }
     }
 
-    func remember(_ resolved: ResolvedKey, forWrapper keyPath: AnyKeyPath) {
+    func remember(_ resolved: ResolvedKey, forWrapper key: PropertyKey) {
         wrapperTables.withLock { tables in
             let entries = tables.last?.entries ?? []
-            guard entries.count < Self.wrapperSlotLimit, !entries.contains(where: { $0.keyPath.keyPath === keyPath }) else { return }
-            let table = WrapperTable(entries: entries + [(KeptKeyPath(keyPath: keyPath), resolved)])
+            guard entries.count < Self.wrapperSlotLimit, !entries.contains(where: { $0.key == key.start }) else { return }
+            let table = WrapperTable(entries: entries + [(WrapperKey(key.start), resolved)])
             tables.append(table)
             wrapperTable.store(Unmanaged.passUnretained(table), ordering: .releasing)
         }
@@ -238,19 +238,24 @@ extension KeyBits {
 
 /// One published state of an entity's wrapper table: never changed once made.
 final class WrapperTable: Sendable {
-    let entries: [(keyPath: KeptKeyPath, resolved: ResolvedKey)]
+    let entries: [(key: WrapperKey, resolved: ResolvedKey)]
 
-    init(entries: [(keyPath: KeptKeyPath, resolved: ResolvedKey)]) {
+    init(entries: [(key: WrapperKey, resolved: ResolvedKey)]) {
         self.entries = entries
     }
 }
 
-/// A key path held only to keep its identity taken (key paths are immutable, so sharing one is safe).
-struct KeptKeyPath: @unchecked Sendable {
-    let keyPath: AnyKeyPath
+/// The address of a wrapper key's text (`PropertyKey.start`): constant memory that lives as long as the program,
+/// so an address names one text for good. Two wrappers naming the same key may share an address or not; either
+/// way they resolve alike.
+struct WrapperKey: @unchecked Sendable, Equatable {
+    let address: UnsafePointer<UInt8>
+    init(_ address: UnsafePointer<UInt8>) { self.address = address }
+    static func == (key: WrapperKey, address: UnsafePointer<UInt8>) -> Bool { key.address == address }
 }
 
 /// A key and where its value lives, resolved once.
+@usableFromInline
 struct ResolvedKey: Sendable {
     let slot: EntityMapping.Slot
     let key: String
