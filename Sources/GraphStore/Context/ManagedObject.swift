@@ -62,8 +62,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
     /// An inserted object's row as it will be saved: every stored attribute (defaults until set) and every to-one.
-    /// The save hands both arrays to the new row's snapshot as they are, so a new object allocates no change
-    /// records. Empty for a persisted object.
+    /// A new object allocates no change records; the save binds both arrays as they are and copies them into the
+    /// saved row's snapshot. Empty for a persisted object.
     var newValues: [AttributeValue] {
         _read { if let edits { yield edits.newValues } else { yield [] } }
         _modify {

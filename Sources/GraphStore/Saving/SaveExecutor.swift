@@ -170,7 +170,8 @@ struct SaveExecutor {
     // MARK: rows, links, order
 
     private func insertRow(_ object: ManagedObject, id: ObjectID, resolver: KeyResolver, runner: StatementRunner) throws -> RowSnapshot {
-        // The object's own arrays become the snapshot's: nothing is copied unless a key must be made permanent.
+        // The object's own arrays are bound as they are (the keys copied only if one must be made permanent); the
+        // snapshot copies them into its own storage.
         let values = object.newValues
         var keys = object.newKeys
         for index in keys.indices {
