@@ -77,6 +77,45 @@ import Testing
         #expect(samples == ["drafted", "renamed"])
     }
 
+    /// A new object's row is the block its saved snapshot keeps: new objects share their entity's defaults until
+    /// each writes its own, an undo step's copy of a row is not written through, and the cached row of a saved
+    /// insert does not change when the object is changed again.
+    @Test func newObjectsWriteTheirOwnRowsAndTheSavedRowStaysAsSaved() throws {
+        let model = try ObjectModel {
+            EntityDescription("Note") {
+                Attribute("title", .string).defaultValue("untitled")
+                Attribute("pages", .integer64).defaultValue("1")
+            }
+        }
+        let fixture = try GraphFixture(model)
+        let context = fixture.context()
+        context.undoLevels = 10
+        let first = context.insert("Note")
+        let second = context.insert("Note")
+        context.undoGroup(named: "title") { first.setValue("first", forKey: "title") }
+        #expect(context.insert("Note").value(forKey: "pages") as? Int64 == 1)
+        context.undoGroup(named: "retitle") { first.setValue("first again", forKey: "title") }
+        #expect(second.value(forKey: "title") as? String == "untitled")
+        context.undo()
+        #expect(first.value(forKey: "title") as? String == "first")
+        context.redo()
+        #expect(first.value(forKey: "title") as? String == "first again")
+        second.setValue(Int64(7), forKey: "pages")
+        try context.save()
+
+        let cached = try #require(fixture.coordinator.rowCache.snapshot(for: first.objectID))
+        #expect(cached.objectID == first.objectID && cached.version == 1)
+        #expect(cached.values.contains(.string("first again")) && cached.values.contains(.integer(1)))
+        first.setValue("changed after the save", forKey: "title")
+        let after = try #require(fixture.coordinator.rowCache.snapshot(for: first.objectID))
+        #expect(after.values.contains(.string("first again")) && !after.values.contains(.string("changed after the save")))
+        let (_, titles) = try reopenNotes(fixture)
+        #expect(titles == ["first again", "untitled", "untitled"])
+        let reopened = ObjectContext(coordinator: try fixture.reopen(), name: "pages")
+        let pages = try reopened.fetch("Note").compactMap { $0.value(forKey: "pages") as? Int64 }.sorted()
+        #expect(pages == [1, 1, 7])
+    }
+
     private func reopenNotes(_ fixture: GraphFixture) throws -> (ObjectContext, [String]) {
         let context = ObjectContext(coordinator: try fixture.reopen(), name: "reopened")
         return (context, try context.fetch("Note").compactMap { $0.value(forKey: "title") as? String }.sorted())

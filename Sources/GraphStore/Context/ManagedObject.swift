@@ -61,32 +61,31 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
     }
-    /// An inserted object's row as it will be saved: every stored attribute (defaults until set) and every to-one.
-    /// A new object allocates no change records; the save binds both arrays as they are and copies them into the
-    /// saved row's snapshot. Empty for a persisted object.
-    var newValues: [AttributeValue] {
-        _read { if let edits { yield edits.newValues } else { yield [] } }
-        _modify {
-            if let edits {
-                yield &edits.newValues
-            } else {
-                var fresh: [AttributeValue] = []
-                yield &fresh
-                if !fresh.isEmpty { madeEdits().newValues = fresh }
-            }
-        }
+    /// An inserted object's row as it will be saved (`NewRow`): every stored attribute (defaults until set) and
+    /// every to-one, in the block that becomes the saved row's snapshot. Nil for a persisted object.
+    var newRow: NewRow? {
+        get { edits?.newRow }
+        set { if edits != nil || newValue != nil { madeEdits().newRow = newValue } }
     }
-    var newKeys: [ObjectID?] {
-        _read { if let edits { yield edits.newKeys } else { yield [] } }
-        _modify {
-            if let edits {
-                yield &edits.newKeys
-            } else {
-                var fresh: [ObjectID?] = []
-                yield &fresh
-                if !fresh.isEmpty { madeEdits().newKeys = fresh }
-            }
-        }
+    /// An inserted object's value at a stored attribute slot.
+    @inline(__always) final func newValue(at index: Int) -> AttributeValue {
+        edits?.newRow?.value(at: index) ?? mapping.defaultValues[index]
+    }
+    /// An inserted object's to-one key at a slot.
+    @inline(__always) final func newKey(at index: Int) -> ObjectID? {
+        edits?.newRow?.key(at: index) ?? nil
+    }
+    /// Sets an inserted object's value, in place (the row is copied first only while someone else shares it).
+    @inline(__always) final func setNewValue(_ value: AttributeValue, at index: Int) {
+        madeEdits().newRow?.setValue(value, at: index)
+    }
+    /// Sets an inserted object's to-one key, in place as `setNewValue` does.
+    @inline(__always) final func setNewKey(_ key: ObjectID?, at index: Int) {
+        madeEdits().newRow?.setKey(key, at: index)
+    }
+    /// An inserted object's row as saved under `id`: its own block, handed on with nothing copied.
+    final func newRowSnapshot(as id: ObjectID) -> RowSnapshot? {
+        edits?.newRow?.snapshot(as: id)
     }
     /// Which attributes of an inserted object were set, one bit per attribute slot (slots past 63 count as set
     /// when their value differs from the default).
@@ -245,7 +244,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         let key = resolved.key
         switch resolved.slot {
         case .attribute(let index):
-            if state.isInserted { return newValues[index] }
+            if state.isInserted { return newValue(at: index) }
             if let changed = attributeChange(at: index) { return changed }
             if let row = state.row, !state.isPartial || row.holdsAttribute(index) {
                 noteRead()
@@ -270,7 +269,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         case .attribute(let index):
             // A new object is tracked from its insert on; only a persisted one needs the context's attention.
             if state.isInserted {
-                newValues[index] = value
+                setNewValue(value, at: index)
                 if index < 64 { newValuesSet |= 1 << UInt64(index) }
                 return
             }
@@ -369,11 +368,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var result: [String: Any] = [:]
         if state.isInserted {
             // A new object's changes are the attributes set and the to-ones that point somewhere.
-            for (index, value) in newValues.enumerated()
+            for (index, value) in (newRow?.values ?? []).enumerated()
             where index < 64 ? newValuesSet & (1 << UInt64(index)) != 0 : value != mapping.defaultValues[index] {
                 result[mapping.attributes[index].name] = value.swiftValue as Any
             }
-            for (index, key) in newKeys.enumerated() where key != nil { result[mapping.toOnes[index].name] = key as Any }
+            for (index, key) in (newRow?.keys ?? []).enumerated() where key != nil { result[mapping.toOnes[index].name] = key as Any }
         }
         for (index, value) in attributeChanges.entries { result[mapping.attributes[index].name] = value.swiftValue as Any }
         for (index, value) in toOneChanges.entries { result[mapping.toOnes[index].name] = value as Any }
@@ -425,8 +424,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if edits.attributeChanges.isEmpty, edits.toOneChanges.isEmpty, edits.transientValues.isEmpty {
             self.edits = nil
         } else {
-            edits.newValues = []
-            edits.newKeys = []
+            edits.newRow = nil
             edits.newValuesSet = 0
         }
     }
@@ -452,7 +450,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func destinationID(ofToOne index: Int) -> ObjectID? {
-        if state.isInserted { return newKeys[index] }
+        if state.isInserted { return newKey(at: index) }
         if let changed = toOneChange(at: index) { return changed }
         if let row = state.row, !state.isPartial || row.holdsToOne(index) {
             noteRead()
@@ -508,8 +506,7 @@ final class ObjectEdits {
     // Unchecked for the reason `ManagedObject` gives: an object and its edits never leave their context's thread.
     @exclusivity(unchecked) var attributeChanges = SlotChanges<AttributeValue>()
     @exclusivity(unchecked) var toOneChanges = SlotChanges<ObjectID?>()
-    @exclusivity(unchecked) var newValues: [AttributeValue] = []
-    @exclusivity(unchecked) var newKeys: [ObjectID?] = []
+    @exclusivity(unchecked) var newRow: NewRow?
     @exclusivity(unchecked) var newValuesSet: UInt64 = 0
     @exclusivity(unchecked) var transientValues: [String: AttributeValue] = [:]
 }

@@ -43,7 +43,7 @@ extension ObjectContext {
         }
         willChange(object)
         if object.state.isInserted {
-            object.newKeys[index] = destination?.objectID
+            object.setNewKey(destination?.objectID, at: index)
         } else {
             object.toOneChanges[index] = .some(destination?.objectID)
         }

@@ -23,8 +23,7 @@ extension ObjectContext {
             var toManyStates: [Int: ToManyState]
             var transientValues: [String: AttributeValue]
             var isDeleted: Bool
-            var newValues: [AttributeValue]
-            var newKeys: [ObjectID?]
+            var newRow: NewRow?
             var newValuesSet: UInt64
 
             init(_ object: ManagedObject) {
@@ -33,8 +32,7 @@ extension ObjectContext {
                 toManyStates = object.toManyStates
                 transientValues = object.transientValues
                 isDeleted = object.state.isDeleted
-                newValues = object.newValues
-                newKeys = object.newKeys
+                newRow = object.newRow
                 newValuesSet = object.newValuesSet
             }
 
@@ -44,8 +42,7 @@ extension ObjectContext {
                 object.toManyStates = toManyStates
                 object.transientValues = transientValues
                 object.state.markDeleted(isDeleted)
-                object.newValues = newValues
-                object.newKeys = newKeys
+                object.newRow = newRow
                 object.newValuesSet = newValuesSet
             }
         }

@@ -128,8 +128,7 @@ public final class ObjectContext {
         let object = mapping.objectClass.init(objectID: coordinator.makeTemporaryID(entityNumber: mapping.number), context: self, mapping: mapping)
         object.state.insert()
         // Shared until first set: copy-on-write gives the object its own row then.
-        object.newValues = mapping.defaultValues
-        object.newKeys = mapping.emptyKeys
+        object.newRow = NewRow(sharing: mapping.defaultRow)
         insertedList.append(object)
         return object
     }

@@ -18,6 +18,11 @@ public struct RowSnapshot: @unchecked Sendable {
         }
     }
 
+    /// A row over a block already filled (a new object's, at its save).
+    init(storage: RowStorage) {
+        self.storage = storage
+    }
+
     /// A row whose values and keys `fill` writes in place: it must initialize all `attributeCount` values and all
     /// `toOneCount` keys.
     @inline(__always)
@@ -106,11 +111,13 @@ public struct RowSnapshot: @unchecked Sendable {
 }
 
 /// The block behind a `RowSnapshot`: the row's ID, version and counts in the header, then its values, then its
-/// to-one keys. Written once, while it is made, and never after, so the snapshots that share it can cross threads.
+/// to-one keys. Written only while no snapshot holds it (while it is made, or as a new object's `NewRow`, which alone
+/// holds it until the save names it and hands it to the snapshot), so the snapshots that share it can cross threads.
 final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
     struct Header {
-        let objectID: ObjectID
-        let version: Int64
+        // Variable only for `NewRow`, which names its block's row at the save, while no snapshot shares it.
+        var objectID: ObjectID
+        var version: Int64
         let loaded: LoadedProperties?
         let attributeCount: Int
         let toOneCount: Int
@@ -159,8 +166,94 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
         }
     }
 
+    /// A block of its own with the same header, values and keys (for `NewRow`'s copy on write).
+    func copy() -> RowStorage {
+        withUnsafeMutablePointers { header, elements in
+            let attributeCount = header.pointee.attributeCount
+            let toOneCount = header.pointee.toOneCount
+            let keys = UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)
+            return RowStorage.make(header.pointee) { values, newKeys in
+                values.initialize(from: elements, count: attributeCount)
+                newKeys.initialize(from: keys, count: toOneCount)
+            }
+        }
+    }
+
+    /// Writes a value in place. Only `NewRow` calls it, on a block no snapshot shares.
+    @inline(__always)
+    func setValue(_ value: AttributeValue, at index: Int) {
+        withUnsafeMutablePointers { header, elements in
+            precondition(index >= 0 && index < header.pointee.attributeCount, "attribute index out of range")
+            elements[index] = value
+        }
+    }
+
+    /// Writes a to-one key in place. Only `NewRow` calls it, on a block no snapshot shares.
+    @inline(__always)
+    func setKey(_ key: ObjectID?, at index: Int) {
+        withUnsafeMutablePointers { header, elements in
+            let attributeCount = header.pointee.attributeCount
+            precondition(index >= 0 && index < header.pointee.toOneCount, "to-one index out of range")
+            UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)[index] = key
+        }
+    }
+
+    /// Names the row the block holds. Only `NewRow` calls it, on a block no snapshot shares.
+    func setIdentity(_ objectID: ObjectID, version: Int64) {
+        withUnsafeMutablePointerToHeader { header in
+            header.pointee.objectID = objectID
+            header.pointee.version = version
+        }
+    }
+
     deinit {
         // The keys are plain values; only the attribute values hold references.
         _ = withUnsafeMutablePointers { header, elements in elements.deinitialize(count: header.pointee.attributeCount) }
+    }
+}
+
+/// An inserted object's row until its save: every stored attribute (defaults until set) and every to-one key, kept
+/// in the very block (`RowStorage`) that becomes the saved row's snapshot, so a save binds it and hands it on with
+/// nothing copied or freed. Copy-on-write: a new object starts by sharing its entity's row of defaults, and undo's
+/// copies share the block; whoever writes first while another holds it writes to a copy. A block is written only
+/// while this row alone holds it, so a snapshot's block never changes under it.
+struct NewRow {
+    private var storage: RowStorage
+
+    /// A row sharing `snapshot`'s block until the first write.
+    init(sharing snapshot: RowSnapshot) {
+        storage = snapshot.storage
+    }
+
+    var attributeCount: Int { storage.attributeCount }
+    var toOneCount: Int { storage.toOneCount }
+
+    @inline(__always) func value(at index: Int) -> AttributeValue { storage.value(at: index) }
+    @inline(__always) func key(at index: Int) -> ObjectID? { storage.key(at: index) }
+
+    @inline(__always) mutating func setValue(_ value: AttributeValue, at index: Int) {
+        makeUnique()
+        storage.setValue(value, at: index)
+    }
+
+    @inline(__always) mutating func setKey(_ key: ObjectID?, at index: Int) {
+        makeUnique()
+        storage.setKey(key, at: index)
+    }
+
+    /// Every value, in slot order (for the few readers that walk them all).
+    var values: [AttributeValue] { (0..<attributeCount).map(value(at:)) }
+    /// Every to-one key, in slot order.
+    var keys: [ObjectID?] { (0..<toOneCount).map(key(at:)) }
+
+    /// The saved row: this block, named `id` at version 1, shared with the snapshot from now on.
+    mutating func snapshot(as id: ObjectID) -> RowSnapshot {
+        makeUnique()
+        storage.setIdentity(id, version: 1)
+        return RowSnapshot(storage: storage)
+    }
+
+    @inline(__always) private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 }

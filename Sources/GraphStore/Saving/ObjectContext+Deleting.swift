@@ -198,7 +198,7 @@ extension ObjectContext {
         for object in insertedList + Array(changedObjects.values) where fromDeleted || !object.state.isDeleted {
             let mapping = object.mapping
             for (index, toOne) in mapping.toOnes.enumerated() where toOne.description.deleteRule == rule {
-                let destination = object.state.isInserted ? object.newKeys[index] : object.toOneChanges[index] ?? nil
+                let destination = object.state.isInserted ? object.newKey(at: index) : object.toOneChanges[index] ?? nil
                 if let destination { links.append((object.objectID, toOne.name, destination)) }
             }
             for (index, state) in object.toManyStates where !state.added.isEmpty && mapping.toManys[index].description.deleteRule == rule {

@@ -99,7 +99,7 @@ extension ObjectContext {
         for object in changedObjects.values where !object.toOneChanges.isEmpty || !object.toManyStates.isEmpty {
             makePermanent(object)
         }
-        // One pass over the new objects (they may be many): their own changes live in `newValues` and `newKeys`,
+        // One pass over the new objects (they may be many): their own changes live in `newRow`,
         // now handed to their snapshots.
         for (position, object) in plan.inserted.enumerated() {
             if !object.toManyStates.isEmpty { makePermanent(object) }

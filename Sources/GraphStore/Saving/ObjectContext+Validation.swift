@@ -57,7 +57,7 @@ extension ObjectContext {
         for rule in rules.attributes {
             let value: AttributeValue
             if inserted {
-                value = object.newValues[rule.index]
+                value = object.newValue(at: rule.index)
             } else if let changed = object.attributeChanges[rule.index] {
                 value = changed
             } else {
@@ -68,7 +68,7 @@ extension ObjectContext {
         for rule in rules.toOnes {
             let destination: ObjectID?
             if inserted {
-                destination = object.newKeys[rule.index]
+                destination = object.newKey(at: rule.index)
             } else if let changed = object.toOneChanges[rule.index] {
                 destination = changed
             } else {
@@ -202,7 +202,7 @@ extension ObjectContext {
         for slot in slots {
             switch slot {
             case .attribute(let index):
-                let value = object.state.isInserted ? object.newValues[index] : object.attributeValue(ResolvedKey(slot: slot, key: object.mapping.attributes[index].name))
+                let value = object.state.isInserted ? object.newValue(at: index) : object.attributeValue(ResolvedKey(slot: slot, key: object.mapping.attributes[index].name))
                 switch value {
                 case .null: return nil
                 // Stored text compares byte for byte (the unique index is BINARY); Swift's `==` would equate

@@ -170,16 +170,20 @@ struct SaveExecutor {
     // MARK: rows, links, order
 
     private func insertRow(_ object: ManagedObject, id: ObjectID, resolver: KeyResolver, runner: StatementRunner) throws -> RowSnapshot {
-        // The object's own arrays are bound as they are (the keys copied only if one must be made permanent); the
-        // snapshot copies them into its own storage.
-        let values = object.newValues
-        var keys = object.newKeys
-        for index in keys.indices {
-            // Assigned only when it changes, so that the array stays shared.
-            if let key = keys[index], case let resolved = resolver.resolve(key), resolved != key { keys[index] = resolved }
+        // The object's own row becomes the snapshot: nothing is copied, unless a key names an object this save
+        // inserts. Such keys are made permanent in a copy, so that should the save fail, the object keeps the
+        // temporary keys its destinations still have.
+        let mapping = object.mapping
+        var resolved: NewRow?
+        for index in 0..<mapping.toOnes.count {
+            guard let key = object.newKey(at: index), case let permanent = resolver.resolve(key), permanent != key else { continue }
+            if resolved == nil { resolved = object.newRow }
+            resolved?.setKey(permanent, at: index)
         }
-        try runner.insert(object.mapping, id: id, values: values, keys: keys)
-        return RowSnapshot(objectID: id, version: 1, values: values, toOneKeys: keys)
+        let snapshot: RowSnapshot? = if var resolved { resolved.snapshot(as: id) } else { object.newRowSnapshot(as: id) }
+        guard let row = snapshot else { preconditionFailure("an inserted object without its new row") }
+        try runner.insert(mapping, id: id, row: row)
+        return row
     }
 
     /// Writes the join-table links recorded; links of rows with no key after the save (deleted by it, or inserted

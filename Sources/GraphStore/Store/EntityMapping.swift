@@ -109,8 +109,8 @@ public final class EntityMapping: Sendable {
     let hasDenyRules: Bool
     /// The value each stored attribute starts with in a new object (its model default, else null).
     let defaultValues: [AttributeValue]
-    /// A nil destination for every to-one: a new object's starting keys.
-    let emptyKeys: [ObjectID?]
+    /// `defaultValues` and a nil destination for every to-one: the row a new object starts by sharing.
+    let defaultRow: RowSnapshot
     /// Each stored attribute's type, in `attributes`' order: all a row read needs of them. Walking `attributes`
     /// instead copies each one with its description, retaining and releasing every string in it, on every row.
     let attributeTypes: [AttributeType]
@@ -190,7 +190,6 @@ public final class EntityMapping: Sendable {
         self.rootNumber = model.root(of: entity).number
         self.hasDerivedAttributes = stored.contains { $0.description.isDerived }
         self.hasDenyRules = toOnes.contains { $0.description.deleteRule == .deny } || toManys.contains { $0.description.deleteRule == .deny }
-        self.emptyKeys = Array(repeating: nil, count: toOnes.count)
         self.attributeTypes = stored.map(\.type)
         self.toOneDestinations = toOnes.map { toOne in
             (toOne.destinationNumber, model.entity(number: toOne.destinationNumber)?.subtreeNumbers ?? toOne.destinationNumber...toOne.destinationNumber,
@@ -202,6 +201,8 @@ public final class EntityMapping: Sendable {
             if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }
             return description.defaultValue.flatMap { AttributeValueText.parse($0, as: attribute.type) } ?? .null
         }
+        self.defaultRow = RowSnapshot(objectID: ObjectID(entityNumber: entity.number, primaryKey: 0), version: 0,
+                                      values: defaultValues, toOneKeys: Array(repeating: nil, count: toOnes.count))
     }
 
     public func slot(forKey key: String) -> Slot? {

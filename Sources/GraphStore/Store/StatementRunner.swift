@@ -108,7 +108,7 @@ final class StatementRunner {
 
     /// Inserts a new object's row with its entity's `insertSQL`, prepared once per runner and bound straight from
     /// the values; the event's arguments are built only when someone observes them.
-    func insert(_ mapping: EntityMapping, id: ObjectID, values: [AttributeValue], keys: [ObjectID?]) throws {
+    func insert(_ mapping: EntityMapping, id: ObjectID, row: RowSnapshot) throws {
         let start = ContinuousClock.now
         let handle: OpaquePointer
         if insertStatements.isEmpty { insertStatements = Array(repeating: nil, count: coordinator.model.entities.count) }
@@ -124,10 +124,11 @@ final class StatementRunner {
         sqlite3_bind_int64(handle, 3, 1)
         var position: Int32 = 4
         for index in mapping.insertedAttributeIndexes {
-            SQLiteValues.bind(values[index], at: position, to: handle)
+            SQLiteValues.bind(row.value(at: index), at: position, to: handle)
             position += 1
         }
-        for (index, key) in keys.enumerated() {
+        for index in 0..<mapping.toOnes.count {
+            let key = row.toOneKey(at: index)
             if let key { sqlite3_bind_int64(handle, position, key.primaryKey) } else { sqlite3_bind_null(handle, position) }
             position += 1
             if mapping.toOnes[index].entityColumn != nil {
@@ -142,8 +143,9 @@ final class StatementRunner {
         var arguments: [AttributeValue] = []
         if coordinator.events.hasObservers {
             arguments = [.integer(id.primaryKey), .integer(Int64(id.entityNumber)), .integer(1)]
-            arguments += mapping.insertedAttributeIndexes.map { values[$0] }
-            for (index, key) in keys.enumerated() {
+            arguments += mapping.insertedAttributeIndexes.map { row.value(at: $0) }
+            for index in 0..<mapping.toOnes.count {
+                let key = row.toOneKey(at: index)
                 arguments.append(key.map { .integer($0.primaryKey) } ?? .null)
                 if mapping.toOnes[index].entityColumn != nil { arguments.append(key.map { .integer(Int64($0.entityNumber)) } ?? .null) }
             }
