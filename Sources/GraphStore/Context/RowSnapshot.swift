@@ -162,8 +162,14 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
         withUnsafeMutablePointers { header, elements in
             let attributeCount = header.pointee.attributeCount
             precondition(index >= 0 && index < header.pointee.toOneCount, "to-one index out of range")
-            return UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)[index]
+            return Self.keys(after: elements, attributeCount: attributeCount)[index]
         }
+    }
+
+    /// Where the to-one keys of an initialized block start: after its values.
+    @inline(__always)
+    private static func keys(after elements: UnsafeMutablePointer<AttributeValue>, attributeCount: Int) -> UnsafeMutablePointer<ObjectID?> {
+        UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)
     }
 
     /// A block of its own with the same header, values and keys (for `NewRow`'s copy on write).
@@ -171,7 +177,7 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
         withUnsafeMutablePointers { header, elements in
             let attributeCount = header.pointee.attributeCount
             let toOneCount = header.pointee.toOneCount
-            let keys = UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)
+            let keys = Self.keys(after: elements, attributeCount: attributeCount)
             return RowStorage.make(header.pointee) { values, newKeys in
                 values.initialize(from: elements, count: attributeCount)
                 newKeys.initialize(from: keys, count: toOneCount)
@@ -194,7 +200,7 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
         withUnsafeMutablePointers { header, elements in
             let attributeCount = header.pointee.attributeCount
             precondition(index >= 0 && index < header.pointee.toOneCount, "to-one index out of range")
-            UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)[index] = key
+            Self.keys(after: elements, attributeCount: attributeCount)[index] = key
         }
     }
 

@@ -249,7 +249,7 @@ final class WrapperTable: Sendable {
 /// The address of a wrapper key's text (`PropertyKey.start`): constant memory that lives as long as the program,
 /// so an address names one text for good. Two wrappers naming the same key may share an address or not; either
 /// way they resolve alike.
-struct WrapperKey: @unchecked Sendable, Equatable {
+struct WrapperKey: @unchecked Sendable {
     let address: UnsafePointer<UInt8>
     init(_ address: UnsafePointer<UInt8>) { self.address = address }
     static func == (key: WrapperKey, address: UnsafePointer<UInt8>) -> Bool { key.address == address }
