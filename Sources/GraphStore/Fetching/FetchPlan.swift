@@ -203,17 +203,35 @@ struct FetchPlan: Sendable {
     /// Like `select`, for a window of rows with joins that only add columns (a joined prefetch): the window is
     /// chosen first, in a subquery, and only its rows are joined. (Joining first would make SQLite look up every
     /// row's destinations before sorting and cutting, a cost that grows with the table instead of the window.) The sort
-    /// values ride along as `_s0`, `_s1`… so the outer statement keeps the order.
+    /// values ride along so the outer statement keeps the order: a sort column of the fetched table is carried once,
+    /// under its own name (the outer statement sorts by `t0.ZSENTAT` whether or not the row plan reads it); a sort
+    /// value from a joined table rides as `_s0`, `_s1`…. Every column carried is one more the subquery's rows and
+    /// the outer sort hold, so nothing is carried twice.
     /// The subquery carries the columns `rowPlan` reads (all of them, `t0.*`, for whole rows).
     func selectWindowThenJoin(_ list: String, joins: [String], limit: Int, offset: Int) -> String {
         guard !joins.isEmpty, limit > 0 || offset > 0 else {
             return select(list, extraJoins: joins, limit: limit, offset: offset)
         }
-        let sortValues = orderTerms.enumerated().map { ", \($1.column) AS _s\($0)" }.joined()
-        let carried = rowPlan.readsWholeRows ? "t0.*" : rowPlan.columns.filter { $0.hasPrefix("t0.") }.joined(separator: ", ")
-        let inner = "SELECT \(carried)\(sortValues) FROM \(from)\(whereClause)\(orderBy)\(Self.limitClause(limit: limit, offset: offset))"
-        let outerOrder = orderTerms.enumerated().map { "t0._s\($0)" + ($1.ascending ? "" : " DESC") }
+        var carried = rowPlan.readsWholeRows ? ["t0.*"] : rowPlan.columns.filter { $0.hasPrefix("t0.") }
+        var outerOrder: [String] = []
+        for (index, term) in orderTerms.enumerated() {
+            let direction = term.ascending ? "" : " DESC"
+            if Self.isColumn(term.column, of: "t0") {
+                if !rowPlan.readsWholeRows, !carried.contains(term.column) { carried.append(term.column) }
+                outerOrder.append(term.column + direction)
+            } else {
+                carried.append("\(term.column) AS _s\(index)")
+                outerOrder.append("t0._s\(index)" + direction)
+            }
+        }
+        let inner = "SELECT \(carried.joined(separator: ", ")) FROM \(from)\(whereClause)\(orderBy)\(Self.limitClause(limit: limit, offset: offset))"
         return "SELECT \(list) FROM (\(inner)) t0 \(joins.joined(separator: " "))" + (outerOrder.isEmpty ? "" : " ORDER BY " + outerOrder.joined(separator: ", "))
+    }
+
+    /// Whether `term` is a bare column of the table `alias` names (`t0.ZSENTAT`), not an expression.
+    static func isColumn(_ term: String, of alias: String) -> Bool {
+        guard term.hasPrefix(alias + "."), case let name = term.dropFirst(alias.count + 1), !name.isEmpty else { return false }
+        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
     }
 
     /// The number of matching rows, the request's offset and limit applied.
