@@ -262,7 +262,7 @@ struct FetchPlan: Sendable {
     }
 
     static func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
+        count > 0 ? String(repeating: "?, ", count: count - 1) + "?" : ""
     }
 }
 
@@ -273,6 +273,8 @@ final class StatementMemo: Sendable {
         let limit: Int
         let offset: Int
         let counting: Bool
+        /// A statement reading rows by their keys (`WHERE t0.Z_PK IN (…)`, `limit` of them), not a window.
+        var byKeys = false
     }
 
     /// Few keys per plan (a first window, a batch size): past this many it starts again.

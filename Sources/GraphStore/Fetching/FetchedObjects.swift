@@ -252,14 +252,17 @@ final class BatchedFetch {
         do {
             try readIDs(covering: range)
             let batchIDs = range.compactMap { id(at: $0) }
-            let list = KeyList(batchIDs.map(\.primaryKey))
-            let sql = "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
-                + (joined.joins.isEmpty ? "" : " " + joined.joins.joined(separator: " ")) + " WHERE t0.Z_PK IN \(list.sql)"
-            let loaded = try context.loadRows(sql: sql, arguments: list.arguments, rowPlan: plan.rowPlan, joined: joined, request: plan.request,
-                                              selection: plan.selection,
+            // Written once per number of keys (a full batch, a short last one) and kept with the plan's statements.
+            let sql = plan.statements.sql(.init(limit: batchIDs.count, offset: 0, counting: false, byKeys: true)) {
+                "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
+                    + (joined.joins.isEmpty ? "" : " " + joined.joins.joined(separator: " "))
+                    + " WHERE t0.Z_PK IN (\(FetchPlan.placeholders(batchIDs.count)))"
+            }
+            let loaded = try context.loadRows(sql: sql, arguments: batchIDs.map { .integer($0.primaryKey) }, rowPlan: plan.rowPlan, joined: joined,
+                                              request: plan.request, selection: plan.selection,
                                               cause: .fetch(entity: plan.mapping.name), counted: plan.counted)
             // Rows come back in the table's order; put them in the result's.
-            var byID: [ObjectID: ManagedObject] = [:]
+            var byID = ObjectIDTable<ManagedObject>(minimumCapacity: loaded.objects.count)
             for object in loaded.objects { byID[object.objectID] = object }
             let objects = batchIDs.map { byID[$0] ?? context.object(with: $0) }
             return FetchedObjects(objects, retaining: loaded.retained)
@@ -285,13 +288,24 @@ final class BatchedFetch {
         let (ahead, overflow) = batchSize.multipliedReportingOverflow(by: Self.batchesPerIDRead << min(idReads, 20))
         let end = start + min(count - start, max(range.count, overflow ? Int.max : ahead))
         idReads += 1
-        var position = start
-        try context.runQuery(plan.select(plan.idSelectList, limit: end - start, offset: plan.request.fetchOffset + start), plan.arguments,
+        // Read into a local array first: the row closure then writes no property of this object (each such write
+        // is a runtime exclusivity check), and the known stretch grows once.
+        var read: [ObjectID] = []
+        read.reserveCapacity(end - start)
+        let limit = end - start
+        try context.runQuery(plan.select(plan.idSelectList, limit: limit, offset: plan.request.fetchOffset + start), plan.arguments,
                              cause: .fetch(entity: plan.mapping.name)) { handle in
-            guard position < count else { return }
-            if id(at: position) == nil { knownIDs += 1 }
-            setID(plan.objectID(handle), at: position)
-            position += 1
+            if read.count < limit { read.append(plan.objectID(handle)) }
+        }
+        if start == ids.count {
+            // The usual case: the rows just past the known stretch.
+            ids.append(contentsOf: read.lazy.map(Optional.some))
+            knownIDs += read.count
+            return
+        }
+        for (offset, id) in read.enumerated() {
+            if self.id(at: start + offset) == nil { knownIDs += 1 }
+            setID(id, at: start + offset)
         }
     }
 
