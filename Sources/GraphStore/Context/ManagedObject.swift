@@ -246,9 +246,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         case .attribute(let index):
             if state.isInserted { return newValue(at: index) }
             if let changed = attributeChange(at: index) { return changed }
-            if let row = state.row, !state.isPartial || row.holdsAttribute(index) {
+            if let value = state.heldValue(at: index) {
                 noteRead()
-                return row.value(at: index)
+                return value
             }
             fulfill(key: key)
             return state.row?.value(at: index) ?? .null
@@ -452,9 +452,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func destinationID(ofToOne index: Int) -> ObjectID? {
         if state.isInserted { return newKey(at: index) }
         if let changed = toOneChange(at: index) { return changed }
-        if let row = state.row, !state.isPartial || row.holdsToOne(index) {
+        if let key = state.heldKey(at: index) {
             noteRead()
-            return row.toOneKey(at: index)
+            return key
         }
         fulfill(key: mapping.toOnes[index].name)
         return state.row?.toOneKey(at: index) ?? nil

@@ -40,6 +40,20 @@ struct ObjectState {
     /// The row held, whole or partial.
     var row: RowSnapshot? { held }
 
+    /// The held row's value of the stored attribute at `index`; nil when no row is held or a partial one lacks it.
+    /// For the read path: the value is taken where the row lies, without copying the row out first.
+    @inline(__always) func heldValue(at index: Int) -> AttributeValue? {
+        guard let held, !heldIsPartial || held.holdsAttribute(index) else { return nil }
+        return held.value(at: index)
+    }
+
+    /// The held row's key of the to-one at `index`: `.some(nil)` for a to-one set to nothing, nil when no row is held
+    /// or a partial one lacks it.
+    @inline(__always) func heldKey(at index: Int) -> ObjectID?? {
+        guard let held, !heldIsPartial || held.holdsToOne(index) else { return nil }
+        return .some(held.toOneKey(at: index))
+    }
+
     /// A fault filled, or a row read again (a refresh, a merge, a save's write): the object holds `snapshot`. A
     /// partial row is held as `partial`, and only while the object has no whole one.
     mutating func load(_ snapshot: RowSnapshot) {

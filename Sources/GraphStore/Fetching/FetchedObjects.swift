@@ -6,32 +6,43 @@ import Collections
 ///
 /// The collection keeps its objects (and the objects its prefetch loaded) alive while it exists.
 public struct FetchedObjects: RandomAccessCollection {
-    private enum Storage {
-        case loaded([ManagedObject], retained: [ManagedObject])
-        case batched(BatchedFetch)
-        /// The store's rows batched, with unsaved objects at their places (ascending), which the rows leave out.
-        case placed(BatchedFetch, [(index: Int, object: ManagedObject)])
-    }
-
-    private let storage: Storage
+    // Plain stored properties rather than an enum of the three kinds of result: reading an element or the end index
+    // then retains only the element, where switching over an enum's payloads retained and released the arrays on
+    // every step of a loop over the result.
+    /// The objects of a result loaded at once (empty for a batched one).
+    private let objects: [ManagedObject]
+    /// What a result loaded at once keeps alive beside its objects (what its prefetch loaded).
+    private let retained: [ManagedObject]
+    /// The loader of a batched result.
+    private let batches: BatchedFetch?
+    /// Unsaved objects at their places in a batched result (ascending), which the store's rows leave out.
+    private let placed: [(index: Int, object: ManagedObject)]
+    public let endIndex: Int
 
     init(_ objects: [ManagedObject], retaining retained: [ManagedObject]) {
-        storage = .loaded(objects, retained: retained)
+        self.objects = objects
+        self.retained = retained
+        batches = nil
+        placed = []
+        endIndex = objects.count
     }
 
     /// The objects as one array: the very one held when the result was loaded at once, a copy otherwise.
     var array: [ManagedObject] {
-        if case .loaded(let objects, _) = storage { return objects }
-        return Array(self)
+        batches == nil ? objects : Array(self)
     }
 
     init(batches: BatchedFetch) {
-        storage = .batched(batches)
+        self.init(batches: batches, placing: [])
     }
 
     /// `batches` with `placed` objects at their indexes in the result (ascending, each within the final count).
     init(batches: BatchedFetch, placing placed: [(index: Int, object: ManagedObject)]) {
-        storage = placed.isEmpty ? .batched(batches) : .placed(batches, placed)
+        objects = []
+        retained = []
+        self.batches = batches
+        self.placed = placed
+        endIndex = batches.count + placed.count
     }
 
     /// No objects: a result to start from before anything is fetched.
@@ -39,59 +50,42 @@ public struct FetchedObjects: RandomAccessCollection {
 
     public var startIndex: Int { 0 }
 
-    public var endIndex: Int {
-        switch storage {
-        case .loaded(let objects, _): objects.count
-        case .batched(let batches): batches.count
-        case .placed(let batches, let placed): batches.count + placed.count
-        }
-    }
-
     public subscript(position: Int) -> ManagedObject {
-        switch storage {
-        case .loaded(let objects, _): return objects[position]
-        case .batched(let batches): return batches.object(at: position)
-        case .placed(let batches, let placed):
-            var before = 0
-            for entry in placed {
-                if entry.index == position { return entry.object }
-                if entry.index > position { break }
-                before += 1
-            }
-            return batches.object(at: position - before)
+        guard let batches else { return objects[position] }
+        if placed.isEmpty { return batches.object(at: position) }
+        var before = 0
+        for entry in placed {
+            if entry.index == position { return entry.object }
+            if entry.index > position { break }
+            before += 1
         }
+        return batches.object(at: position - before)
     }
 
     /// The IDs of the leading objects whose IDs are known without reading anything: every one for a result loaded at
     /// once or batched with all IDs first, the batches read so far (from the first, without gaps) when windowed.
     public var knownObjectIDs: [ObjectID] {
-        switch storage {
-        case .loaded(let objects, _): return objects.map(\.objectID)
-        case .batched(let batches): return batches.knownPrefix
-        case .placed(let batches, let placed):
-            var known: [ObjectID] = []
-            var stored = batches.knownPrefix[...]
-            var pending = placed[...]
-            while true {
-                if let next = pending.first, next.index == known.count {
-                    known.append(next.object.objectID)
-                    pending = pending.dropFirst()
-                } else if let id = stored.first {
-                    known.append(id)
-                    stored = stored.dropFirst()
-                } else {
-                    return known
-                }
+        guard let batches else { return objects.map(\.objectID) }
+        if placed.isEmpty { return batches.knownPrefix }
+        var known: [ObjectID] = []
+        var stored = batches.knownPrefix[...]
+        var pending = placed[...]
+        while true {
+            if let next = pending.first, next.index == known.count {
+                known.append(next.object.objectID)
+                pending = pending.dropFirst()
+            } else if let id = stored.first {
+                known.append(id)
+                stored = stored.dropFirst()
+            } else {
+                return known
             }
         }
     }
 
     /// How a batched result stands; nil for a result loaded at once.
     public var batching: BatchingStatus? {
-        switch storage {
-        case .loaded: return nil
-        case .batched(let batches), .placed(let batches, _): return batches.status
-        }
+        batches?.status
     }
 }
 

@@ -284,13 +284,20 @@ public struct RowReadPlan: Sendable {
     /// The reader of `defaultEntity`.
     private let defaultReader: EntityReader
 
-    /// What reading one entity's row needs.
-    struct EntityReader {
+    /// What reading one entity's row needs. A class, so that handing a reader to the row loop (once per row read)
+    /// retains one reference, not each of its fields.
+    final class EntityReader: Sendable {
         let mapping: EntityMapping
         /// Result-column positions of the mapping's `selectColumns` (-1: not selected).
         let positions: [Int32]
         /// What the entity's rows hold; nil when they are read whole.
         let loaded: LoadedProperties?
+
+        init(mapping: EntityMapping, positions: [Int32], loaded: LoadedProperties?) {
+            self.mapping = mapping
+            self.positions = positions
+            self.loaded = loaded
+        }
     }
 
     /// The reader for a row of entity `number`: its own, or the default entity's for a number the plan does not
