@@ -397,15 +397,15 @@ struct MessageValues {
     var sender: Int64?
 
     /// Through the typed properties of Faultline's `Message` class, and the keys of its to-ones without making
-    /// objects for them.
+    /// objects for them (`objectID(forToOneNamed:)`).
     init(_ message: ChatFixture.Message) {
         id = message.objectID.primaryKey
         text = message.text
         sentAt = message.sentAt.timeIntervalSinceReferenceDate
         kind = Int64(message.kind.rawValue)
         isEdited = message.isEdited
-        chat = message.objectIDs(forRelationshipNamed: "chat").first?.primaryKey
-        sender = message.objectIDs(forRelationshipNamed: "sender").first?.primaryKey
+        chat = message.objectID(forToOneNamed: "chat")?.primaryKey
+        sender = message.objectID(forToOneNamed: "sender")?.primaryKey
     }
 
     /// From every stored column of the message's row.

@@ -174,7 +174,7 @@ public struct IncomingMessages: Sendable {
         request.includesPendingChanges = false
         guard let chat = try context.fetch(request).first else { return nil }
         // Likewise its last message, whose row the same statement read.
-        if let last = chat.objectIDs(forRelationshipNamed: "lastMessage").first { forget(last, in: context) }
+        if let last = chat.objectID(forToOneNamed: "lastMessage") { forget(last, in: context) }
         return chat
     }
 

@@ -207,6 +207,12 @@ import Testing
         #expect(keys.map(\.1) == expected.map(\.1))
         // No chat or user was made for them.
         #expect(keys.allSatisfy { context.registeredObject(for: $0.0!) == nil && context.registeredObject(for: $0.1!) == nil })
+        // The single key of a to-one, without the array: the same keys, read from memory, still no object made.
+        let single = store.statements { _ = messages.map { ($0.objectID(forToOneNamed: "chat"), $0.objectID(forToOneNamed: "sender")) } }
+        #expect(single.isEmpty)
+        #expect(messages.map { $0.objectID(forToOneNamed: "chat") } == expected.map(\.0))
+        #expect(messages.map { $0.objectID(forToOneNamed: "sender") } == expected.map(\.1))
+        #expect(keys.allSatisfy { context.registeredObject(for: $0.0!) == nil && context.registeredObject(for: $0.1!) == nil })
 
         let chats = try context.fetch(FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")]))
         let memberIDs = chats.map { $0.objectIDs(forRelationshipNamed: "members") }
@@ -215,5 +221,6 @@ import Testing
         // A to-one that points nowhere gives no key.
         let user = context.insert("User")
         #expect(user.objectIDs(forRelationshipNamed: "profile").isEmpty)
+        #expect(user.objectID(forToOneNamed: "profile") == nil)
     }
 }

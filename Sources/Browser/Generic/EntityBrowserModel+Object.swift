@@ -29,7 +29,7 @@ extension EntityBrowserModel {
         for relationship in relationships {
             let index = rows.count
             if relationship.isToOne {
-                let destination = object.objectIDs(forRelationshipNamed: relationship.name).first
+                let destination = object.objectID(forToOneNamed: relationship.name)
                 let value = destination.map { Cell("→ \(coordinator.mapping(forEntityNumber: $0.entityNumber).name) p\($0.primaryKey)") }
                     ?? Cell(ValueText.nullText, isNull: true)
                 rows.append(DetailRow(name: relationship.name, kind: .toOne, value: value, type: "to-one \(relationship.destination)"))

@@ -224,4 +224,16 @@ extension ManagedObject {
             preconditionFailure("'\(name)' is not a relationship of \(entityName)")
         }
     }
+
+    /// The ID of a to-one's destination (nil when it has none), without making an object for it: what
+    /// `objectIDs(forRelationshipNamed:)` gives for a to-one, without the array. Fills this object first if it is a
+    /// fault.
+    ///
+    /// ```swift
+    /// message.objectID(forToOneNamed: "chat")       // ObjectID(Chat, 1): no Chat object made
+    /// ```
+    public func objectID(forToOneNamed name: String) -> ObjectID? {
+        guard case .toOne(let index) = slot(name) else { preconditionFailure("'\(name)' is not a to-one relationship of \(entityName)") }
+        return destinationID(ofToOne: index)
+    }
 }
