@@ -24,7 +24,9 @@ struct FetchPlan: Sendable {
         orderTerms.isEmpty ? "" : " ORDER BY " + orderTerms.map { $0.ascending ? $0.column : $0.column + " DESC" }.joined(separator: ", ")
     }
     /// The ORDER BY's terms.
-    private(set) var orderTerms: [(column: String, ascending: Bool)]
+    /// `ownColumn`: the term is a column of the fetched table itself (`SELF`, or a key path of one name), not of a
+    /// table a sort key path joined.
+    private(set) var orderTerms: [(column: String, ascending: Bool, ownColumn: Bool)]
     /// The sort's columns, one per descriptor (for in-memory merges the key paths are used instead).
     let sortColumns: [String]
     private var compiler: PredicateCompiler
@@ -96,7 +98,9 @@ struct FetchPlan: Sendable {
         self.sortColumns = sortColumns
         self.whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
         self.arguments = arguments
-        self.orderTerms = zip(sortColumns, request.sortDescriptors).map { column, descriptor in (column, descriptor.ascending) }
+        self.orderTerms = zip(sortColumns, request.sortDescriptors).map { column, descriptor in
+            (column, descriptor.ascending, !descriptor.keyPath.contains("."))
+        }
         self.compiler = compiler
         self.from = ([mapping.table + " t0"] + compiler.joins).joined(separator: " ")
         let counted = try Self.counted(request.countsToFetch, of: mapping, coordinator: coordinator)
@@ -124,7 +128,7 @@ struct FetchPlan: Sendable {
     /// batch, then later IDs) agree on rows whose sort values tie.
     mutating func breakTiesByPrimaryKey() {
         guard !orderTerms.contains(where: { $0.column == "t0.Z_PK" }) else { return }
-        orderTerms.append(("t0.Z_PK", true))
+        orderTerms.append(("t0.Z_PK", true, true))
         statements = StatementMemo()
     }
 
@@ -216,7 +220,7 @@ struct FetchPlan: Sendable {
         var outerOrder: [String] = []
         for (index, term) in orderTerms.enumerated() {
             let direction = term.ascending ? "" : " DESC"
-            if Self.isColumn(term.column, of: "t0") {
+            if term.ownColumn {
                 if !rowPlan.readsWholeRows, !carried.contains(term.column) { carried.append(term.column) }
                 outerOrder.append(term.column + direction)
             } else {
@@ -226,12 +230,6 @@ struct FetchPlan: Sendable {
         }
         let inner = "SELECT \(carried.joined(separator: ", ")) FROM \(from)\(whereClause)\(orderBy)\(Self.limitClause(limit: limit, offset: offset))"
         return "SELECT \(list) FROM (\(inner)) t0 \(joins.joined(separator: " "))" + (outerOrder.isEmpty ? "" : " ORDER BY " + outerOrder.joined(separator: ", "))
-    }
-
-    /// Whether `term` is a bare column of the table `alias` names (`t0.ZSENTAT`), not an expression.
-    static func isColumn(_ term: String, of alias: String) -> Bool {
-        guard term.hasPrefix(alias + "."), case let name = term.dropFirst(alias.count + 1), !name.isEmpty else { return false }
-        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
     }
 
     /// The number of matching rows, the request's offset and limit applied.
