@@ -2,8 +2,8 @@
 ///
 /// Both are touched on every fault and every object made, where `Dictionary` spends most of its time hashing: its
 /// per-process SipHash costs about 90 instructions for an 8-byte key, four times per fault served by the row cache.
-/// This table hashes an ID with one multiply (Fibonacci hashing of the key mixed with a per-process random value, so
-/// a store's keys cannot be chosen to collide), probes linearly, and deletes by shifting the following entries back,
+/// This table hashes an ID with one multiply (Fibonacci hashing of the key's group of sixteen, mixed with a
+/// per-process random value, so a store's keys cannot be chosen to collide; see `slot(of:)`), probes linearly, and deletes by shifting the following entries back,
 /// so that it never fills with tombstones. At most three quarters full.
 struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     private typealias Entry = (key: ObjectID, value: Value)
@@ -37,9 +37,17 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// The slots the table has (a value for `Dictionary.capacity`'s purpose: what storage it holds).
     var capacity: Int { entries.count * 3 / 4 }
 
+    /// Keys run in groups of sixteen consecutive keys of one entity: a group's home is hashed, and its keys take the
+    /// slots after it in order. Stores number rows consecutively and read them in runs (a fetch in key order, its
+    /// objects released in the same order), so one group's entries share cache lines where hashing each key alone
+    /// would send every one of a hundred thousand to a different line. Groups are spread as single keys were
+    /// (consecutive groups fall evenly over the table), so dense keys still land on empty slots.
     @inline(__always) private func slot(of key: ObjectID) -> Int {
-        let word = (UInt64(bitPattern: key.primaryKey) ^ (UInt64(truncatingIfNeeded: key.entityNumber) << 52)) ^ Self.mix
-        return Int(truncatingIfNeeded: (word &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        let bits = UInt64(bitPattern: key.primaryKey)
+        let group = ((bits >> 4) ^ (UInt64(truncatingIfNeeded: key.entityNumber) << 52)) ^ Self.mix
+        // Top bits of the mixed group pick the run's home; a smart shift gives 0 for the smallest table.
+        let home = (group &* 0x9E37_79B9_7F4A_7C15) >> shift
+        return Int(truncatingIfNeeded: (home &+ (bits & 15)) & UInt64(truncatingIfNeeded: entries.count &- 1))
     }
 
     /// Where `key` is, or the empty slot where it would go.
