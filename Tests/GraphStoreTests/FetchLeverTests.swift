@@ -176,6 +176,44 @@ import Testing
         #expect(titles(try #require(results)) == Array(expected.prefix(5)))
     }
 
+    /// A first window whose joins are to-ones is one flat statement when SQLite walks an index in the fetch's order
+    /// (the chat list's (isPinned, lastMessageAt) index): nothing to sort, and the plan is looked at, not counted.
+    /// With an order no index serves, or a to-many joined (whose rows repeat each chat), the window is chosen
+    /// first. All three give the rows an unwindowed fetch gives, in its order.
+    @Test func aWindowIsWrittenFlatWhenAnIndexServesItsOrder() throws {
+        let store = try ChatStore()
+        let listOrder: [FetchRequest.SortDescriptor] = [.init("isPinned", ascending: false), .init("lastMessageAt", ascending: false)]
+        func window(_ order: [FetchRequest.SortDescriptor], joining keyPaths: [String], toMany: Bool = false) throws -> (sql: [String], titles: [String], expected: [String]) {
+            var request = FetchRequest(entityName: "Chat", sortDescriptors: order + [.init("SELF")])
+            let reference = store.fixture.context()
+            let expected = titles(try reference.fetch(request))
+            store.coordinator.rowCache.removeAll()
+            request.fetchLimit = 4
+            request.relationshipKeyPathsForPrefetching = keyPaths
+            request.prefetchStrategy = .joined
+            request.joinsToManyPrefetch = toMany
+            let context = store.fixture.context()
+            var results: FetchedObjects?
+            let sql = try store.statements { results = try context.fetch(request) }
+            return (sql.map(\.sql), titles(try #require(results)), Array(expected.prefix(4)))
+        }
+        let served = try window(listOrder, joining: ["lastMessage"])
+        #expect(served.sql.count == 1)
+        #expect(served.sql.first?.hasPrefix("SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE,") == true)
+        #expect(served.sql.first?.hasSuffix(" FROM ZCHAT t0 LEFT JOIN ZMESSAGE p1 ON p1.Z_PK = t0.ZLASTMESSAGE "
+            + "ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK LIMIT 4") == true)
+        #expect(served.titles == served.expected)
+        // By title: no index serves it.
+        let unserved = try window([.init("title")], joining: ["lastMessage"])
+        #expect(unserved.sql.count == 1)
+        #expect(unserved.sql.first?.contains(" FROM (SELECT t0.* FROM ZCHAT t0 ORDER BY t0.ZTITLE, t0.Z_PK LIMIT 4) t0 LEFT JOIN ZMESSAGE p1") == true)
+        #expect(unserved.titles == unserved.expected)
+        // The index serves the order, but members repeat each chat's row: a flat LIMIT would count members.
+        let repeated = try window(listOrder, joining: ["members"], toMany: true)
+        #expect(repeated.sql.first?.contains(" FROM (SELECT t0.* FROM ZCHAT t0 ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK LIMIT 4) t0 ") == true)
+        #expect(repeated.titles == repeated.expected)
+    }
+
     @Test func aCountedFirstBatchThatComesBackShortKeepsItsOwnCount() throws {
         let store = try ChatStore()
         var request = FetchRequest(entityName: "Chat", predicate: .key("isPinned") == true)

@@ -108,9 +108,9 @@ import Testing
         let sql = try store.statements { fetched = try context.fetch(request) }
         #expect(sql.map(\.sql) == [
             "SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, 0, p1.Z_PK, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, 0, p2.Z_PK, p2.Z_OPT, p2.ZNAME, "
-                + "(SELECT COUNT(*) FROM ZCHAT t0) AS _count FROM (SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, "
-                + "t0.ZLASTMESSAGEAT FROM ZCHAT t0 ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK LIMIT 3) t0 "
-                + "LEFT JOIN ZMESSAGE p1 ON p1.Z_PK = t0.ZLASTMESSAGE LEFT JOIN ZUSER p2 ON p2.Z_PK = p1.ZSENDER ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK",
+                + "(SELECT COUNT(*) FROM ZCHAT t0) AS _count FROM ZCHAT t0 "
+                + "LEFT JOIN ZMESSAGE p1 ON p1.Z_PK = t0.ZLASTMESSAGE LEFT JOIN ZUSER p2 ON p2.Z_PK = p1.ZSENDER "
+                + "ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK LIMIT 3",
         ])
         let chats = try #require(fetched)
         #expect(chats.count == 8)

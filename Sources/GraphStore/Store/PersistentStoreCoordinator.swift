@@ -215,6 +215,16 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
+    /// Whether SQLite's planner reads `sql`'s rows in the order its `ORDER BY` asks for as it finds them (an index,
+    /// or the table's own key order, serves it), so that no sort waits for every matching row: its
+    /// `EXPLAIN QUERY PLAN` has no temporary B-tree for the order. A look at the plan, on the reading connection,
+    /// like the plans a level-4 SQL log shows: not a statement of the work, and not counted. False when the plan
+    /// cannot be read (the statement itself then reports why).
+    func readsInOrder(_ sql: String, arguments: [AttributeValue]) -> Bool {
+        guard let lines = (try? read { db in queryPlan(db, sql: sql, arguments: arguments) }) ?? nil, !lines.isEmpty else { return false }
+        return !lines.contains { $0.contains("TEMP B-TREE") && $0.contains("ORDER BY") }
+    }
+
     func queryPlan(_ db: Database, sql: String, arguments: [AttributeValue]) -> [String]? {
         guard let statement = try? db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql) else { return nil }
         let handle = statement.sqliteStatement

@@ -28,12 +28,20 @@ extension ObjectContext {
         }
         let joined = JoinedPrefetch.make(for: plan, coordinator: coordinator)
         // The count's arguments come first: its subquery is in the select list, before the FROM and WHERE.
+        let arguments = counting ? plan.arguments + plan.arguments : plan.arguments
         let sql = plan.statements.sql(.init(limit: limit, offset: offset, counting: counting)) {
             let count = counting ? ", (\(plan.countSQL)) AS _count" : ""
-            return plan.selectWindowThenJoin(plan.rowPlan.selectList + joined.selectList + plan.countsSelectList + count,
-                                             joins: joined.joins, limit: limit, offset: offset)
+            let list = plan.rowPlan.selectList + joined.selectList + plan.countsSelectList + count
+            // A first window whose joins add one row to each (to-ones only) is written plainly when SQLite walks an
+            // index in the fetch's order: it then joins the window's rows as it finds them and stops, with nothing
+            // to sort. Otherwise the window is chosen first, and only its rows are joined and sorted again.
+            if !joined.joins.isEmpty, limit > 0, offset == 0, !joined.repeatsRows {
+                let plain = plan.select(list, extraJoins: joined.joins, limit: limit)
+                if coordinator.readsInOrder(plain, arguments: arguments) { return plain }
+            }
+            return plan.selectWindowThenJoin(list, joins: joined.joins, limit: limit, offset: offset)
         }
-        return try loadRows(sql: sql, arguments: counting ? plan.arguments + plan.arguments : plan.arguments, rowPlan: plan.rowPlan,
+        return try loadRows(sql: sql, arguments: arguments, rowPlan: plan.rowPlan,
                             joined: joined, request: request, selection: plan.selection, cause: .fetch(entity: plan.mapping.name),
                             counted: plan.counted, countColumn: counting ? joined.endColumn + Int32(plan.counted.count) : nil)
     }
