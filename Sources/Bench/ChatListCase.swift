@@ -158,8 +158,9 @@ final class ChatListCases {
     /// - `raw-sqlite`: Faultline's way by hand: every key in the list's order once, then one statement per batch that
     ///   reads its rows by key (`IN`) with their last messages and senders, put back in order in Swift.
     /// - `raw-sqlite-floor`: the least work that gives the same rows: one ordered statement, stepped to the end.
-    /// - `raw-sqlite-keyset`: keyset pagination by hand, the window chosen before the joins. No index serves the
-    ///   list's order, so each of its pages scans and sorts the chat table again: kept to show what that costs.
+    /// - `raw-sqlite-keyset`: keyset pagination by hand, the window chosen before the joins (each page reads from the
+    ///   list's index after its key, then sorts its joined rows again): kept to show what paging by sort key costs
+    ///   beside paging by keys.
     /// - `grdb`: `raw-sqlite`'s way through GRDB: the keys, then each page in its own read, cached statements, rows
     ///   decoded by column index.
     /// - `grdb-query-interface`: the `chat-list` request, a page at a time: the first page with `limit(20)`, each
