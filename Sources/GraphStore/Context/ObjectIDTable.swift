@@ -3,8 +3,9 @@
 /// Both are touched on every fault and every object made, where `Dictionary` spends most of its time hashing: its
 /// per-process SipHash costs about 90 instructions for an 8-byte key, four times per fault served by the row cache.
 /// This table hashes an ID with one multiply (Fibonacci hashing of the key's group of sixteen, mixed with a
-/// per-process random value, so a store's keys cannot be chosen to collide; see `slot(of:)`), probes linearly, and deletes by shifting the following entries back,
-/// so that it never fills with tombstones. At most three quarters full.
+/// per-process random value, so a store's keys cannot be chosen to collide; see `slot(of:)`), probes linearly, and
+/// deletes by shifting the following entries back, so that it never fills with tombstones. At most three quarters
+/// full.
 struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     private typealias Entry = (key: ObjectID, value: Value)
 

@@ -204,9 +204,24 @@ struct FetchPlan: Sendable {
         return "SELECT \(list) FROM \(from)\(joins)\(whereClause)\(ordered ? orderBy : "")\(Self.limitClause(limit: limit, offset: offset))"
     }
 
+    /// Like `select`, for a window of rows with joins that only add columns (a joined prefetch), in the cheaper of
+    /// two shapes. A first window (no offset) whose joins add nothing but columns (no `repeatsRows`, a joined
+    /// to-many's) is written flat when `readsInOrder` says SQLite walks an index in the fetch's order: it then joins
+    /// the window's rows as it finds them and stops at the limit, with nothing to sort. Otherwise the window is
+    /// chosen first (`selectWindowThenJoin`).
+    func selectWindow(_ list: String, joins: [String], repeatsRows: Bool, limit: Int, offset: Int,
+                      readsInOrder: (String) -> Bool) -> String {
+        if !joins.isEmpty, limit > 0, offset == 0, !repeatsRows {
+            let flat = select(list, extraJoins: joins, limit: limit)
+            if readsInOrder(flat) { return flat }
+        }
+        return selectWindowThenJoin(list, joins: joins, limit: limit, offset: offset)
+    }
+
     /// Like `select`, for a window of rows with joins that only add columns (a joined prefetch): the window is
-    /// chosen first, in a subquery, and only its rows are joined. (Joining first would make SQLite look up every
-    /// row's destinations before sorting and cutting, a cost that grows with the table instead of the window.) The sort
+    /// chosen first, in a subquery, and only its rows are joined. (Joined flat, with no index serving the order,
+    /// SQLite would look up every row's destinations before sorting and cutting, a cost that grows with the table
+    /// instead of the window; `selectWindow` writes it flat when an index does serve the order.) The sort
     /// values ride along so the outer statement keeps the order: a sort column of the fetched table is carried once,
     /// under its own name (the outer statement sorts by `t0.ZSENTAT` whether or not the row plan reads it); a sort
     /// value from a joined table rides as `_s0`, `_s1`…. Every column carried is one more the subquery's rows and

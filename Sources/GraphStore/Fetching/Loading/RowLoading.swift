@@ -31,15 +31,10 @@ extension ObjectContext {
         let arguments = counting ? plan.arguments + plan.arguments : plan.arguments
         let sql = plan.statements.sql(.init(limit: limit, offset: offset, counting: counting)) {
             let count = counting ? ", (\(plan.countSQL)) AS _count" : ""
-            let list = plan.rowPlan.selectList + joined.selectList + plan.countsSelectList + count
-            // A first window whose joins add one row to each (to-ones only) is written plainly when SQLite walks an
-            // index in the fetch's order: it then joins the window's rows as it finds them and stops, with nothing
-            // to sort. Otherwise the window is chosen first, and only its rows are joined and sorted again.
-            if !joined.joins.isEmpty, limit > 0, offset == 0, !joined.repeatsRows {
-                let plain = plan.select(list, extraJoins: joined.joins, limit: limit)
-                if coordinator.readsInOrder(plain, arguments: arguments) { return plain }
+            return plan.selectWindow(plan.rowPlan.selectList + joined.selectList + plan.countsSelectList + count,
+                                     joins: joined.joins, repeatsRows: joined.repeatsRows, limit: limit, offset: offset) {
+                coordinator.readsInOrder($0, arguments: arguments)
             }
-            return plan.selectWindowThenJoin(list, joins: joined.joins, limit: limit, offset: offset)
         }
         return try loadRows(sql: sql, arguments: arguments, rowPlan: plan.rowPlan,
                             joined: joined, request: request, selection: plan.selection, cause: .fetch(entity: plan.mapping.name),
