@@ -104,9 +104,10 @@ struct JoinedPrefetch: Sendable {
                 let alias = "p\(nodes.count + 1)"
                 let plan = coordinator.planCache.rowPlan(forTableOf: step.destination, properties: selection.names(at: step.prefix), coordinator: coordinator)
                 joins.append("LEFT JOIN \(step.destination.table) \(alias) ON \(alias).Z_PK = \(parentAlias).\(step.toOne.column)")
-                terms.append(plan.selectList(alias: alias))
-                nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next))
-                next += plan.columnCount
+                let (term, leading) = plan.joinedSelectList(alias: alias)
+                terms.append(term)
+                nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next - leading))
+                next += plan.columnCount - leading
                 (parentAlias, parentPlan, parentOffset) = (alias, plan, nodes[nodes.count - 1].offset)
             }
             if let last {
@@ -114,11 +115,12 @@ struct JoinedPrefetch: Sendable {
                 let destination = coordinator.mapping(forEntityNumber: last.relationship.destinationNumber)
                 let plan = coordinator.planCache.rowPlan(forTableOf: destination, properties: selection.names(at: keyPath), coordinator: coordinator)
                 joins.append("LEFT JOIN \(last.table) \(alias) ON \(alias).\(last.column) = \(parentAlias).Z_PK")
-                terms.append(plan.selectList(alias: alias))
-                let node = Node(keyPath: keyPath, alias: alias, plan: plan, offset: next)
+                let (term, leading) = plan.joinedSelectList(alias: alias)
+                terms.append(term)
+                let node = Node(keyPath: keyPath, alias: alias, plan: plan, offset: next - leading)
                 nodes.append(node)
                 toMany = ToManyNode(node: node, relationship: last.relationship.name, ownerPlan: parentPlan, ownerOffset: parentOffset)
-                next += plan.columnCount
+                next += plan.columnCount - leading
             }
         }
         selectList = terms.isEmpty ? "" : ", " + terms.joined(separator: ", ")

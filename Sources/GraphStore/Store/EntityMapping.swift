@@ -359,6 +359,15 @@ public struct RowReadPlan: Sendable {
         columns.map { $0.hasPrefix("t0.") ? alias + "." + $0.dropFirst(3) : $0 }.joined(separator: ", ")
     }
 
+    /// The terms for a joined table's row, qualified with `alias`: `selectList`'s without the constant entity
+    /// term of a table with no sub-entities (the joined row's entity is then the plan's own, and the column would
+    /// only cost SQLite a value per row). `leading` is how many terms that leaves out (0 or 1): a reader of the
+    /// row takes the column before its first one as its `offset`, so the key stays at `offset + 1`.
+    func joinedSelectList(alias: String) -> (sql: String, leading: Int32) {
+        guard !hasEntityColumn, columns.first == "0" else { return (selectList(alias: alias), 0) }
+        return (columns.dropFirst().map { $0.hasPrefix("t0.") ? alias + "." + $0.dropFirst(3) : $0 }.joined(separator: ", "), 1)
+    }
+
     /// The number of result columns a row takes.
     var columnCount: Int32 { Int32(columns.count) }
 }
