@@ -2,8 +2,8 @@
 import Testing
 
 /// The hash table behind a context's registry and the row cache's index, against a `Dictionary` doing the same
-/// random inserts, replacements and removals: the same contents after every step, through growth and the
-/// backward-shift deletion's wrap-around.
+/// random inserts, replacements and removals: the same contents after every step, through growth, removals'
+/// markers and the rebuilds that clear them.
 @Suite struct ObjectIDTableTests {
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func randomOperationsAgreeWithADictionary(seed: UInt64) {
@@ -40,6 +40,25 @@ import Testing
         #expect(table.count == 50_000)
         #expect((1...100_000).allSatisfy { key in table[ObjectID(entityNumber: 1, primaryKey: Int64(key))] == (key % 2 == 0 ? key : nil) })
         #expect(table.values.sorted() == Array(stride(from: 2, through: 100_000, by: 2)))
+    }
+
+    /// Keys that come and go (a context's objects, made and released one after another) leave markers that a
+    /// rebuild clears: the table stays the size of what it holds at once, and every live key is still found.
+    @Test func churnKeepsTheTableSmall() {
+        var table = ObjectIDTable<Int>()
+        var live: [ObjectID] = []
+        for key in 0..<200_000 {
+            let id = ObjectID(entityNumber: 1, primaryKey: Int64(key &* 7_919 % 1_000_003))
+            table[id] = key
+            live.append(id)
+            if live.count > 40 { #expect(table.removeValue(forKey: live.removeFirst()) != nil) }
+        }
+        #expect(table.count == 40)
+        #expect(table.capacity <= 128)
+        #expect(live.allSatisfy { table[$0] != nil })
+        // Removing a run from its end leaves no markers behind: the table then reads as empty everywhere.
+        for id in live.reversed() { table[id] = nil }
+        #expect(table.isEmpty && table[live[0]] == nil)
     }
 
     /// Consecutive keys of one entity sit in neighbouring slots, sixteen to a run, so a fetch in key order (and the

@@ -3,16 +3,27 @@
 /// Both are touched on every fault and every object made, where `Dictionary` spends most of its time hashing: its
 /// per-process SipHash costs about 90 instructions for an 8-byte key, four times per fault served by the row cache.
 /// This table hashes an ID with one multiply (Fibonacci hashing of the key's group of sixteen, mixed with a
-/// per-process random value, so a store's keys cannot be chosen to collide; see `slot(of:)`), probes linearly, and
-/// deletes by shifting the following entries back, so that it never fills with tombstones. At most half full:
-/// keys that come in no runs (a screen's rows picked by their order) met long clusters at three quarters.
+/// per-process random value, so a store's keys cannot be chosen to collide; see `slot(of:)`) and probes linearly.
+/// A removal leaves a marker (a tombstone) that lookups step over and inserts reuse, so it costs one lookup: the
+/// objects of a fetch are released together, and shifting entries back (looking at the rest of each run) was most
+/// of what unregistering them cost. The markers count toward the load, at most half the slots (keys that come in no runs, a screen's rows picked
+/// by their order, met long clusters at three quarters); when live keys and markers reach it, the table is rebuilt
+/// without markers, at twice the size only if the live keys fill a quarter of it. A removed key whose next slot is
+/// empty leaves no marker, and takes any markers just before it with it.
 struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
-    private typealias Entry = (key: ObjectID, value: Value)
+    fileprivate enum Slot {
+        case empty
+        /// A removed entry: probes go on past it, inserts may take it.
+        case removed
+        case full(key: ObjectID, value: Value)
+    }
 
-    private var entries: ContiguousArray<Entry?>
+    private var entries: ContiguousArray<Slot>
     /// `64 - log2(entries.count)`: the top bits of the mixed key pick the slot.
     private var shift: UInt64
     private(set) var count = 0
+    /// Slots holding a removal's marker.
+    private var markers = 0
 
     /// Mixed into every key, chosen once per process.
     private static var mix: UInt64 { ObjectIDTableMix.value }
@@ -51,58 +62,67 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
         return Int(truncatingIfNeeded: (home &+ (bits & 15)) & UInt64(truncatingIfNeeded: entries.count &- 1))
     }
 
-    /// Where `key` is, or the empty slot where it would go.
+    /// Where `key` is, or where it would go: the first marker on its probe, else the empty slot that ends it.
     @inline(__always) private func position(of key: ObjectID) -> (index: Int, found: Bool) {
         let mask = entries.count - 1
         var index = slot(of: key)
-        while let entry = entries[index] {
-            if entry.key == key { return (index, true) }
+        var free = -1
+        while true {
+            switch entries[index] {
+            case .empty:
+                return (free >= 0 ? free : index, false)
+            case .removed:
+                if free < 0 { free = index }
+            case .full(let stored, _):
+                if stored == key { return (index, true) }
+            }
             index = (index + 1) & mask
         }
-        return (index, false)
     }
 
     subscript(key: ObjectID) -> Value? {
         get {
             guard count > 0 else { return nil }
             let (index, found) = position(of: key)
-            return found ? entries[index]?.value : nil
+            guard found, case .full(_, let value) = entries[index] else { return nil }
+            return value
         }
         set {
             guard let newValue else {
                 removeValue(forKey: key)
                 return
             }
-            if entries.isEmpty || (count + 1) * 2 > entries.count { grow() }
+            if entries.isEmpty || (count + markers + 1) * 2 > entries.count { makeRoom() }
             let (index, found) = position(of: key)
-            entries[index] = (key, newValue)
-            if !found { count += 1 }
+            if !found {
+                if case .removed = entries[index] { markers -= 1 }
+                count += 1
+            }
+            entries[index] = .full(key: key, value: newValue)
         }
     }
 
     @discardableResult
     mutating func removeValue(forKey key: ObjectID) -> Value? {
         guard count > 0 else { return nil }
-        let (found, present) = position(of: key)
-        guard present, let removed = entries[found] else { return nil }
-        // Backward shift: each entry after the hole that may sit in it (its home slot is not between the hole and
-        // it) moves into it, so every entry stays reachable from its home slot without tombstones.
-        let mask = entries.count - 1
-        var hole = found
-        var index = (found + 1) & mask
-        while let entry = entries[index] {
-            let home = slot(of: entry.key)
-            let distanceToEntry = (index - home) & mask
-            let distanceToHole = (index - hole) & mask
-            if distanceToEntry >= distanceToHole {
-                entries[hole] = entry
-                hole = index
-            }
-            index = (index + 1) & mask
-        }
-        entries[hole] = nil
+        let (index, found) = position(of: key)
+        guard found, case .full(_, let removed) = entries[index] else { return nil }
         count -= 1
-        return removed.value
+        let mask = entries.count - 1
+        guard case .empty = entries[(index + 1) & mask] else {
+            entries[index] = .removed
+            markers += 1
+            return removed
+        }
+        // No probe goes on past this slot, so it is empty again, and so are the markers just before it.
+        entries[index] = .empty
+        var previous = (index - 1) & mask
+        while case .removed = entries[previous] {
+            entries[previous] = .empty
+            markers -= 1
+            previous = (previous - 1) & mask
+        }
+        return removed
     }
 
     /// Empties the table and gives back its storage.
@@ -113,22 +133,26 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// Makes room for `minimumCapacity` entries at once.
     mutating func reserveCapacity(_ minimumCapacity: Int) {
         var size = Swift.max(16, entries.count)
-        while size / 2 < minimumCapacity { size *= 2 }
+        while size / 2 < minimumCapacity + markers { size *= 2 }
         if size > entries.count { resize(to: size) }
     }
 
-    private mutating func grow() {
-        resize(to: Swift.max(16, entries.count * 2))
+    /// Rebuilds the table without markers before an insert would pass half full: at twice the size when the live
+    /// keys take a quarter of it or more, else at the same size.
+    private mutating func makeRoom() {
+        let size = Swift.max(16, entries.count)
+        resize(to: entries.isEmpty || (count + 1) * 4 > size ? size * 2 : size)
     }
 
     private mutating func resize(to size: Int) {
         let old = entries
-        entries = ContiguousArray(repeating: nil, count: size)
+        entries = ContiguousArray(repeating: .empty, count: size)
         shift = UInt64(64 - size.trailingZeroBitCount)
         count = 0
-        for case let entry? in old {
-            let (index, _) = position(of: entry.key)
-            entries[index] = entry
+        markers = 0
+        for case .full(let key, let value) in old {
+            let (index, _) = position(of: key)
+            entries[index] = .full(key: key, value: value)
             count += 1
         }
     }
@@ -136,11 +160,15 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     var values: [Value] { compactMap { $0.value } }
 
     func makeIterator() -> some IteratorProtocol<(key: ObjectID, value: Value)> {
-        entries.lazy.compactMap { $0 }.makeIterator()
+        entries.lazy.compactMap { slot -> (key: ObjectID, value: Value)? in
+            guard case .full(let key, let value) = slot else { return nil }
+            return (key, value)
+        }.makeIterator()
     }
 }
 
 extension ObjectIDTable: Sendable where Value: Sendable {}
+extension ObjectIDTable.Slot: Sendable where Value: Sendable {}
 
 /// The per-process value `ObjectIDTable` mixes into keys.
 private enum ObjectIDTableMix {
