@@ -55,6 +55,11 @@ import Testing
         }
         #expect(table.count == 40)
         #expect(table.capacity <= 128)
+        // Asking for room the live keys fit in rebuilds without markers rather than growing for them.
+        let capacity = table.capacity
+        table.reserveCapacity(capacity - 1)
+        #expect(table.capacity == capacity)
+        #expect(live.allSatisfy { table[$0] != nil })
         #expect(live.allSatisfy { table[$0] != nil })
         // Removing a run from its end leaves no markers behind: the table then reads as empty everywhere.
         for id in live.reversed() { table[id] = nil }

@@ -133,8 +133,10 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// Makes room for `minimumCapacity` entries at once.
     mutating func reserveCapacity(_ minimumCapacity: Int) {
         var size = Swift.max(16, entries.count)
-        while size / 2 < minimumCapacity + markers { size *= 2 }
-        if size > entries.count { resize(to: size) }
+        while size / 2 < minimumCapacity { size *= 2 }
+        // Markers count toward the load too: a table big enough for the keys is rebuilt without them instead of
+        // growing for them.
+        if size > entries.count || (minimumCapacity + markers) * 2 > size { resize(to: size) }
     }
 
     /// Rebuilds the table without markers before an insert would pass half full: at twice the size when the live
