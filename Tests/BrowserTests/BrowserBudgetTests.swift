@@ -4,13 +4,18 @@ import Foundation
 import GraphStore
 import Testing
 
+/// Where `BrowserBudgetTests` keeps its fixture and the copies tests write to.
+private let budgetFolder = FileManager.default.temporaryDirectory.appendingPathComponent("browser-tests-\(UUID().uuidString)")
+
 /// The browser's SQL budgets on the default fixture (1,000 users, 300 chats, 60,000 messages), through the same
 /// model `faultline trace` drives: counted statements, not timings.
 @Suite(.serialized) struct BrowserBudgetTests {
     /// The default fixture, generated once for the suite into a temporary folder.
     static let fixture: String = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("browser-tests-\(UUID().uuidString)")
+        let folder = budgetFolder
         try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The fixture and the copies beside it go when the test process exits.
+        atexit { try? FileManager.default.removeItem(at: budgetFolder) }
         let path = folder.appendingPathComponent("chat.sqlite").path
         _ = try! FixtureGenerator(options: .defaults, corpus: try ChatCorpus.load()).generate(to: path)
         return path
@@ -18,8 +23,9 @@ import Testing
 
     /// A copy of the fixture for tests that write.
     static func copy() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString).sqlite").path
-        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        let source = fixture
+        let path = budgetFolder.appendingPathComponent("copy-\(UUID().uuidString).sqlite").path
+        try FileManager.default.copyItem(atPath: source, toPath: path)
         return path
     }
 

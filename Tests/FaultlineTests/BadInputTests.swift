@@ -581,8 +581,7 @@ struct Fixtures: Sendable {
     let otherModelStore: String
 
     static let shared: Fixtures = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bad-input-fixtures-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = ProcessFolders.make("bad-input-fixtures").path
         // 12 chats, as the tests that read it expect.
         let chat = folder + "/chat.sqlite"
         let made = try! FaultlineBinary.run(["fixture", "generate", "--out", chat, "--users", "40", "--chats", "12", "--messages", "400"])

@@ -9,8 +9,7 @@ struct BrowserEndToEndTests {
     /// A small chat store (60 chats, 6,000 messages) made once with `faultline fixture generate`; each test works on
     /// its own copy.
     static let fixture: String = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("browser-e2e-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = ProcessFolders.make("browser-e2e")
         let path = folder.appendingPathComponent("chat.sqlite").path
         let made = try! FaultlineBinary.run(["fixture", "generate", "--out", path, "--users", "200", "--chats", "60",
                                              "--messages", "6000"])

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Runs the `faultline` binary built beside the test bundle.
@@ -57,8 +58,7 @@ enum FaultlineBinary {
     /// A small chat store made once per test run (`fixture generate` into a fresh temporary folder), for suites
     /// that only read it or copy it; a failure to make it stops the run, naming the error.
     static func smallStore(_ name: String, users: Int, chats: Int, messages: Int) -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = ProcessFolders.make(name)
         let path = folder.appendingPathComponent("chat.sqlite").path
         let made = try? run(["fixture", "generate", "--out", path, "--users", "\(users)", "--chats", "\(chats)", "--messages", "\(messages)"])
         precondition(made?.status == 0, "fixture generate failed: \(made?.stderr ?? "")")
@@ -102,3 +102,25 @@ final class TemporaryFolder {
 /// The package's folder, found from this file's path.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let testModels = packageRoot.appendingPathComponent("Tests/GraphStoreTests/Models")
+
+/// Folders made once for the whole test process (the stores every test of a suite copies), removed when the process
+/// exits, so that a run leaves nothing in the temporary directory.
+enum ProcessFolders {
+    private static let made = Mutex<[URL]>([])
+    private static let removalAtExit: Void = {
+        atexit { ProcessFolders.removeAll() }
+    }()
+
+    /// A new, empty folder named `prefix-<UUID>` in the temporary directory.
+    static func make(_ prefix: String) -> URL {
+        _ = removalAtExit
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        made.withLock { $0.append(url) }
+        return url
+    }
+
+    private static func removeAll() {
+        for url in made.withLock({ $0 }) { try? FileManager.default.removeItem(at: url) }
+    }
+}

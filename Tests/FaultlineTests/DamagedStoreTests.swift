@@ -152,9 +152,8 @@ import Glibc
 
     /// The store every case starts from, generated once.
     static let base: Result<String, Failure> = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("damaged-base-\(UUID().uuidString)")
+        let folder = ProcessFolders.make("damaged-base")
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let path = folder.appendingPathComponent("chat.sqlite").path
             let made = try Command.run(["fixture", "generate", "--out", path, "--users", "50", "--chats", "20", "--messages", "400"])
             guard made.status == 0 else { return .failure(Failure("fixture generate: \(made.stderr)")) }
