@@ -51,6 +51,21 @@ import Testing
         withExtendedLifetime((first, second)) {}
     }
 
+    /// An object does not keep its context alive: a fault fired after the context went reads nothing, runs no SQL,
+    /// and says why instead of passing for an empty row.
+    @Test func aFaultWhoseContextWasReleasedSaysSo() throws {
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateStudents(fixture)
+        let recorder = SQLRecorder(fixture.coordinator)
+        let student = fixture.context("released at once").object(with: ids.students[0])
+        #expect(student.context == nil && student.isFault)
+        #expect(student.value(forKey: "name") == nil)
+        assertCost(recorder, statements: 0, hits: 0, misses: 0)
+        let error = try #require(student.faultError)
+        #expect(error == .contextReleased(object: "Student \(ids.students[0])"))
+        #expect(error.description.hasSuffix("is a fault whose context was released: keep the context while its objects are read"))
+    }
+
     @Test func toOneTraversalRunsNoSQLUntilTheDestinationIsRead() throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try populateStudents(fixture)

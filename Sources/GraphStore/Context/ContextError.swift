@@ -25,6 +25,9 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
     case validation([ValidationFailure])
     /// Work the `progressHandler` asked to stop (a delete preview): nothing was changed.
     case cancelled(String)
+    /// A fault fired after its context was released: nothing is left to read the row with (an object does not
+    /// keep its context alive). Names the object.
+    case contextReleased(object: String)
 
     public var description: String {
         switch self {
@@ -39,6 +42,7 @@ public enum ContextError: Error, CustomStringConvertible, Equatable, Sendable {
         case .damaged(let message): message
         case .validation(let failures): "validation failed: " + failures.map(\.description).joined(separator: "; ")
         case .cancelled(let work): "\(work) cancelled"
+        case .contextReleased(let object): "\(object) is a fault whose context was released: keep the context while its objects are read"
         }
     }
 

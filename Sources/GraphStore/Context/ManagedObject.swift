@@ -438,7 +438,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func fulfill(_ trigger: FaultTrigger) {
         noteRead()
         guard !state.holdsWholeRow, !state.isInserted, !state.isGone else { return }
-        context?.fulfillFault(self, trigger: trigger)
+        guard let context else {
+            // Nothing can read the row any more. A fault says why its values read as nothing (`faultError`); a
+            // partial object keeps the values it holds.
+            if state.isFault { state.fail(.contextReleased(object: "\(entityName) \(objectID)")) }
+            return
+        }
+        context.fulfillFault(self, trigger: trigger)
     }
 
     /// A property of the object is being read: a prefetch that filled it was of use.
