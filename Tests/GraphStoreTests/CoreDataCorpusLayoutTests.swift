@@ -8,10 +8,21 @@ import Testing
 @Suite(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
 struct CoreDataCorpusLayoutTests {
     private func appleCatalog(_ name: String) throws -> StoreCatalog {
+        let folder = try TemporaryDirectory()
+        return try Self.readApples(name, in: folder).read(StoreCatalog.read)
+    }
+
+    /// A read-only queue on a copy of `name`'s store in `folder`, with the `-wal` and `-shm` beside it if any: even
+    /// a read-only connection to a store in WAL mode writes to its `-shm`, and the corpus is never written.
+    private static func readApples(_ name: String, in folder: TemporaryDirectory) throws -> DatabaseQueue {
+        let copy = folder.path("apple-\(name).sqlite")
+        let source = try CoreDataCorpus.file("\(name)/store.sqlite").path
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source + suffix) {
+            try FileManager.default.copyItem(atPath: source + suffix, toPath: copy + suffix)
+        }
         var configuration = Configuration()
         configuration.readonly = true
-        let queue = try DatabaseQueue(path: try CoreDataCorpus.file("\(name)/store.sqlite").path, configuration: configuration)
-        return try queue.read(StoreCatalog.read)
+        return try DatabaseQueue(path: copy, configuration: configuration)
     }
 
     private func model(_ name: String) throws -> ObjectModel {
@@ -34,10 +45,8 @@ struct CoreDataCorpusLayoutTests {
 
     @Test func entityNumbersMatchApples() throws {
         let model = try model("cars-people")
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: try CoreDataCorpus.file("cars-people/store.sqlite").path, configuration: configuration)
-        let apple = try queue.read { try Row.fetchAll($0, sql: "SELECT Z_ENT, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
+        let folder = try TemporaryDirectory()
+        let apple = try Self.readApples("cars-people", in: folder).read { try Row.fetchAll($0, sql: "SELECT Z_ENT, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
         #expect(apple.map { $0[0] as Int } == model.entities.map(\.number))
         #expect(apple.map { $0[1] as Int } == model.entities.map { $0.parentName.flatMap(model.entity(named:))?.number ?? 0 })
     }
