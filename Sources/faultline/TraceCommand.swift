@@ -198,7 +198,8 @@ struct TraceReport: Encodable {
             (warnings, statements, progress) = (nil, nil, nil)
         }
 
-        init(_ summary: ActionSummary, log: [SQLLogEntry], progress: [String]) {
+        /// - Parameter log: the statements, oldest first (numbers rising).
+        init(_ summary: ActionSummary, log: ArraySlice<SQLLogEntry>, progress: [String]) {
             self.progress = progress
             action = summary.action
             sql = summary.counts.statements
@@ -210,8 +211,7 @@ struct TraceReport: Encodable {
             fetches = summary.counts.fetches
             ms = Double(summary.duration.components.attoseconds) / 1e15 + Double(summary.duration.components.seconds) * 1000
             warnings = summary.warnings.map(\.message)
-            // The log is newest first.
-            statements = log.filter { summary.entryNumbers.contains($0.number) }.reversed().map { entry in
+            statements = log.map { entry in
                 Statement(pane: entry.pane, cause: entry.cause.description, rows: entry.rows, sql: entry.sql)
             }
         }
@@ -225,7 +225,21 @@ struct TraceReport: Encodable {
     /// - Parameter progress: per action, the progress lines it showed.
     init(screen: String, summaries: [ActionSummary], progress: [[String]], log: [SQLLogEntry]) {
         self.screen = screen
-        let actions = zip(summaries, progress).map { Cost($0, log: log, progress: $1) }
+        // The log is newest first; oldest first, each action's statements are one run of it, found by bisection
+        // rather than by a pass over the whole log per action.
+        let oldestFirst = Array(log.reversed())
+        func start(of number: Int) -> Int {
+            var (low, high) = (0, oldestFirst.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if oldestFirst[middle].number < number { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        let actions = zip(summaries, progress).map { summary, lines in
+            let numbers = summary.entryNumbers
+            return Cost(summary, log: oldestFirst[start(of: numbers.lowerBound)..<start(of: numbers.upperBound)], progress: lines)
+        }
         func sum(_ value: (Cost) -> Int) -> Int { actions.reduce(0) { $0 + value($1) } }
         self.actions = actions
         totals = Cost(action: "totals", sql: sum(\.sql), faults: sum(\.faults), cacheHits: sum(\.cacheHits),
