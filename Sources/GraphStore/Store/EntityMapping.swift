@@ -356,7 +356,12 @@ public struct RowReadPlan: Sendable {
 
     /// The select list with the table aliased `alias` instead of `t0`.
     func selectList(alias: String) -> String {
-        columns.map { $0.hasPrefix("t0.") ? alias + "." + $0.dropFirst(3) : $0 }.joined(separator: ", ")
+        Self.qualified(columns[...], alias: alias)
+    }
+
+    /// `terms` joined, each `t0.` term under `alias` instead.
+    private static func qualified(_ terms: ArraySlice<String>, alias: String) -> String {
+        terms.map { $0.hasPrefix("t0.") ? alias + "." + $0.dropFirst(3) : $0 }.joined(separator: ", ")
     }
 
     /// The terms for a joined table's row, qualified with `alias`: `selectList`'s without the constant entity
@@ -365,7 +370,7 @@ public struct RowReadPlan: Sendable {
     /// row takes the column before its first one as its `offset`, so the key stays at `offset + 1`.
     func joinedSelectList(alias: String) -> (sql: String, leading: Int32) {
         guard !hasEntityColumn, columns.first == "0" else { return (selectList(alias: alias), 0) }
-        return (columns.dropFirst().map { $0.hasPrefix("t0.") ? alias + "." + $0.dropFirst(3) : $0 }.joined(separator: ", "), 1)
+        return (Self.qualified(columns.dropFirst(), alias: alias), 1)
     }
 
     /// The number of result columns a row takes.
