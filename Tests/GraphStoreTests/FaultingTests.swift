@@ -66,6 +66,33 @@ import Testing
         #expect(error.description.hasSuffix("is a fault whose context was released: keep the context while its objects are read"))
     }
 
+    /// A fault calls into its context without retaining it on the way in (every object's fault and release do). An
+    /// observer is caller code that may let go of the last reference to the context while the fault is under way:
+    /// the fault still finishes, from the row cache or by SQL, and the context goes once it returns.
+    @Test(arguments: [true, false])
+    func anObserverMayLetGoOfTheContextDuringAFault(cached: Bool) throws {
+        let fixture = try GraphFixture(try ExperimentModels.students())
+        let ids = try populateStudents(fixture)
+        fixture.coordinator.rowCache.removeAll()
+        if cached {
+            let warming = fixture.context("warms the cache")
+            withExtendedLifetime(warming) { _ = warming.object(with: ids.students[0]).value(forKey: "name") }
+        }
+        final class Holder: @unchecked Sendable { var context: ObjectContext? }
+        let holder = Holder()
+        holder.context = fixture.context("held by the observer's holder only")
+        weak let released = holder.context
+        let student = try #require(holder.context?.object(with: ids.students[0]))
+        // The first event: a miss's statement, while the fault still has the row to take; a hit's fault event.
+        let token = fixture.coordinator.events.addObserver { _ in holder.context = nil }
+        defer { fixture.coordinator.events.removeObserver(token) }
+        let recorder = SQLRecorder(fixture.coordinator)
+        #expect(student.value(forKey: "name") as? String == "Aiko")
+        assertCost(recorder, statements: cached ? 0 : 1, hits: cached ? 1 : 0, misses: cached ? 0 : 1)
+        #expect(holder.context == nil && released == nil && student.context == nil)
+        #expect(!student.isFault && student.faultError == nil)
+    }
+
     @Test func toOneTraversalRunsNoSQLUntilTheDestinationIsRead() throws {
         let fixture = try GraphFixture(try ExperimentModels.students())
         let ids = try populateStudents(fixture)

@@ -137,15 +137,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public final var faultError: ContextError? { state.error }
 
     /// Made by contexts only (`insert`, `object(with:)`, fetches); subclasses inherit it and declare no initializer.
-    public required init(objectID: ObjectID, context: ObjectContext, mapping: EntityMapping) {
+    public required init(objectID: ObjectID, context: borrowing ObjectContext, mapping: EntityMapping) {
         self.objectID = objectID
         self.handle = context.handle
         self.mapping = mapping
     }
 
     deinit {
-        guard isRegistered else { return }
-        context?.objectWillDisappear(objectID, address: Unmanaged.passUnretained(self).toOpaque())
+        guard isRegistered, let context = handle.unretainedContext else { return }
+        let id = objectID
+        let address = Unmanaged.passUnretained(self).toOpaque()
+        context._withUnsafeGuaranteedRef { $0.objectWillDisappear(id, address: address) }
     }
 
     public final var entity: Entity { mapping.entity }
@@ -438,13 +440,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func fulfill(_ trigger: FaultTrigger) {
         noteRead()
         guard !state.holdsWholeRow, !state.isInserted, !state.isGone else { return }
-        guard let context else {
+        guard let context = handle.unretainedContext else {
             // Nothing can read the row any more. A fault says why its values read as nothing (`faultError`); a
             // partial object keeps the values it holds.
             if state.isFault { state.fail(.contextReleased(object: "\(entityName) \(objectID)")) }
             return
         }
-        context.fulfillFault(self, trigger: trigger)
+        // Unretained: `fulfillFault` retains the context itself before anything that could run caller code.
+        context._withUnsafeGuaranteedRef { $0.fulfillFault(self, trigger: trigger) }
     }
 
     /// A property of the object is being read: a prefetch that filled it was of use.

@@ -16,6 +16,10 @@ public final class ObjectContext {
     public let id: ContextID
     /// How this context's objects reach it (`ManagedObject.context`).
     let handle = ContextHandle()
+    /// The coordinator's row cache and event hub, unretained (the context holds the coordinator, which holds them):
+    /// every fault calls each once, and a call through a property chain pays a retain and a release around it.
+    let rowCacheReference: Unmanaged<RowCache>
+    let eventsReference: Unmanaged<EventHub>
 
     // `registry`, `batchedFaults` and `untouchedPrefetches` are read on every fault and every object made, and
     // `changedObjects`, `insertedList`, `linkChanges` and `undoHistory` on every insert and change: they are
@@ -87,6 +91,8 @@ public final class ObjectContext {
 
     public init(coordinator: PersistentStoreCoordinator, name: String? = nil) {
         self.coordinator = coordinator
+        self.rowCacheReference = .passUnretained(coordinator.rowCache)
+        self.eventsReference = .passUnretained(coordinator.events)
         self.id = coordinator.makeContextID(name: name)
         handle.context = self
     }
@@ -149,7 +155,8 @@ public final class ObjectContext {
         }
         if let object = registry[id]?.object { return object }
         let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
-        let object = mapping.objectClass.init(objectID: id, context: self, mapping: mapping)
+        let objectClass = mapping.objectClass
+        let object = objectClass.init(objectID: id, context: self, mapping: consume mapping)
         register(object)
         return object
     }
@@ -278,6 +285,17 @@ struct RegisteredObject {
 /// the context cannot be torn down while one of its objects is reading it, and its `deinit` clears the handle before
 /// anything else goes.
 final class ContextHandle {
-    @exclusivity(unchecked) unowned(unsafe) var context: ObjectContext?
+    @exclusivity(unchecked) private var reference: Unmanaged<ObjectContext>?
+
+    var context: ObjectContext? {
+        get { reference?.takeUnretainedValue() }
+        set { reference = newValue.map { .passUnretained($0) } }
+    }
+
+    /// The context, unretained, for the calls every object makes (its release, a fault served from the row cache),
+    /// where a retain and a release around each would be two atomic operations of the few hundred instructions the
+    /// whole call costs: called through `_withUnsafeGuaranteedRef`, in code that cannot let go of the last reference
+    /// to the context. A call that can run caller code (observers) retains the context itself first.
+    var unretainedContext: Unmanaged<ObjectContext>? { reference }
 }
 

@@ -56,9 +56,9 @@ struct ObjectState {
 
     /// A fault filled, or a row read again (a refresh, a merge, a save's write): the object holds `snapshot`. A
     /// partial row is held as `partial`, and only while the object has no whole one.
-    mutating func load(_ snapshot: RowSnapshot) {
-        held = snapshot
+    mutating func load(_ snapshot: consuming RowSnapshot) {
         heldIsPartial = !snapshot.isComplete
+        held = snapshot
         failure = nil
     }
 

@@ -53,7 +53,7 @@ public struct RowSnapshot: @unchecked Sendable {
     @inline(__always) func toOneKey(at index: Int) -> ObjectID? { storage.key(at: index) }
 
     /// Whether the row holds every stored attribute and to-one.
-    @inline(__always) public var isComplete: Bool { loaded == nil }
+    @inline(__always) public var isComplete: Bool { storage.isComplete }
 
     /// Whether the row holds the stored attribute at `index`.
     @inline(__always) func holdsAttribute(_ index: Int) -> Bool { loaded?.attributes[index] ?? true }
@@ -119,8 +119,25 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
         var objectID: ObjectID
         var version: Int64
         let loaded: LoadedProperties?
-        let attributeCount: Int
-        let toOneCount: Int
+        private let attributes: Int32
+        private let toOnes: Int32
+        /// Whether `loaded` is nil: a flag to test, where testing the reference means copying it out, a retain
+        /// and a release on every fault served from the cache. (It fits beside the two counts, in the word that
+        /// one count took.)
+        let isComplete: Bool
+
+        init(objectID: ObjectID, version: Int64, loaded: LoadedProperties?, attributeCount: Int, toOneCount: Int) {
+            self.objectID = objectID
+            self.version = version
+            self.loaded = loaded
+            // A model's counts: far below Int32's range (a row of 2^31 values could not be made anyway).
+            self.attributes = Int32(attributeCount)
+            self.toOnes = Int32(toOneCount)
+            self.isComplete = loaded == nil
+        }
+
+        var attributeCount: Int { Int(attributes) }
+        var toOneCount: Int { Int(toOnes) }
     }
 
     /// Element slots (of `AttributeValue`'s stride) the keys take after the values.
@@ -146,6 +163,7 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
     @inline(__always) var objectID: ObjectID { withUnsafeMutablePointerToHeader { $0.pointee.objectID } }
     @inline(__always) var version: Int64 { withUnsafeMutablePointerToHeader { $0.pointee.version } }
     @inline(__always) var loaded: LoadedProperties? { withUnsafeMutablePointerToHeader { $0.pointee.loaded } }
+    @inline(__always) var isComplete: Bool { withUnsafeMutablePointerToHeader { $0.pointee.isComplete } }
     @inline(__always) var attributeCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.attributeCount } }
     @inline(__always) var toOneCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.toOneCount } }
 

@@ -134,6 +134,23 @@ public final class EventHub: Sendable {
         }
     }
 
+    /// `countObjectFault(of:entity:hit:partial:)` for an object's fault, which has its mapping at hand: the hot
+    /// path of every fault, row-cache hits included. The observer list comes back only when there is one; an
+    /// empty one is the shared empty array, which costs no reference count.
+    @inline(__always)
+    func countObjectFault(of objectID: ObjectID, mapping: EntityMapping, hit: Bool, partial: Bool) -> [Observer] {
+        let number = objectID.entityNumber
+        guard number >= 1 && number <= entityNames.count else {
+            return countObjectFault(of: objectID, entity: mapping.name, hit: hit, partial: partial)
+        }
+        let index = number - 1
+        return state.withLock { state in
+            state.total.countObjectFault(hit: hit, partial: partial)
+            state.entities[index].countObjectFault(hit: hit, partial: partial)
+            return state.callbacks.isEmpty ? [] : state.callbacks
+        }
+    }
+
     /// Counts a statement, as `emit` counts a `.statement` event, and returns the observers to hand its event to
     /// (as `countObjectFault` does): a save's thousand INSERTs build no event when nobody looks.
     func countStatement(entity: String?, rows: Int, duration: Duration) -> [Observer] {

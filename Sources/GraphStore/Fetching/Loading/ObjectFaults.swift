@@ -35,35 +35,48 @@ extension ObjectContext {
         let objectID = object.objectID
         let isPartial = object.state.isPartial
         if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
-        var cached = coordinator.rowCache.snapshot(for: objectID)
-        if let row = cached, !row.isComplete, isPartial || !row.holds(trigger, of: object.mapping) { cached = nil }
-        // A miss is timed, for observers only (the counters do not keep a fault's time); a hit is not: it reads
-        // memory, and two readings of the clock would cost a fifth of it. (Nanoseconds, not an optional
-        // `ContinuousClock.Instant`, whose copies go through the runtime's generic value witnesses.)
-        let timed = cached == nil && coordinator.events.hasObservers
-        let start = timed ? Self.monotonicNanoseconds() : 0
-        if let cached {
-            object.state.load(cached)
-        } else {
-            let cause = StatementCause.objectFault(entity: object.entityName, key: trigger.description)
-            do throws(ContextError) {
-                let snapshot = if !isPartial, let group = batchedFaults.group(of: objectID) {
-                    try fulfillFaultBatch(for: objectID, in: group, cause: cause)
-                } else {
-                    try coordinator.fetchSnapshot(objectID, cause: cause, context: id)
-                }
-                if let snapshot { object.state.load(snapshot) } else { object.state.fail(.objectNotFound(uri: coordinator.uri(for: objectID))) }
-            } catch {
-                object.state.fail(error)
+        let mapping = object.mapping
+        if let cached = rowCacheReference._withUnsafeGuaranteedRef({ $0.snapshot(for: objectID) }),
+           cached.isComplete || (!isPartial && cached.holds(trigger, of: mapping)) {
+            // A hit: a lookup in memory. Not timed: two readings of the clock would cost a fifth of it.
+            object.state.load(consume cached)
+            let observers = eventsReference._withUnsafeGuaranteedRef {
+                $0.countObjectFault(of: objectID, mapping: mapping, hit: true, partial: isPartial)
             }
+            guard !observers.isEmpty else { return }
+            // Observers are caller code: the context stays alive through them (its caller may not hold it).
+            let retained = Unmanaged.passRetained(self)
+            defer { retained.release() }
+            coordinator.events.deliver(.objectFault(ObjectFaultEvent(entity: mapping.name, objectID: objectID, key: trigger.description,
+                                                                     isCacheHit: true, isPartial: isPartial, duration: nil)),
+                                       context: id, to: observers)
+            return
+        }
+        // A miss runs SQL, whose statement events reach observers too: the context is retained through it all.
+        let retained = Unmanaged.passRetained(self)
+        defer { retained.release() }
+        let events = coordinator.events
+        // A miss is timed, for observers only (the counters do not keep a fault's time). (Nanoseconds, not an
+        // optional `ContinuousClock.Instant`, whose copies go through the runtime's generic value witnesses.)
+        let timed = events.hasObservers
+        let start = timed ? Self.monotonicNanoseconds() : 0
+        let cause = StatementCause.objectFault(entity: mapping.name, key: trigger.description)
+        do throws(ContextError) {
+            let snapshot = if !isPartial, let group = batchedFaults.group(of: objectID) {
+                try fulfillFaultBatch(for: objectID, in: group, cause: cause)
+            } else {
+                try coordinator.fetchSnapshot(objectID, cause: cause, context: id)
+            }
+            if let snapshot { object.state.load(snapshot) } else { object.state.fail(.objectNotFound(uri: coordinator.uri(for: objectID))) }
+        } catch {
+            object.state.fail(error)
         }
         // Counted first; the event (two strings and a duration) is built only for observers, if any.
-        let events = coordinator.events
-        let observers = events.countObjectFault(of: objectID, entity: object.entityName, hit: cached != nil, partial: isPartial)
+        let observers = events.countObjectFault(of: objectID, mapping: mapping, hit: false, partial: isPartial)
         guard !observers.isEmpty else { return }
         let duration: Duration? = timed ? .nanoseconds(Int64(clamping: Self.monotonicNanoseconds() &- start)) : nil
-        events.deliver(.objectFault(ObjectFaultEvent(entity: object.entityName, objectID: objectID, key: trigger.description,
-                                                     isCacheHit: cached != nil, isPartial: isPartial, duration: duration)),
+        events.deliver(.objectFault(ObjectFaultEvent(entity: mapping.name, objectID: objectID, key: trigger.description,
+                                                     isCacheHit: false, isPartial: isPartial, duration: duration)),
                        context: id, to: observers)
     }
 
