@@ -119,9 +119,15 @@ public final class EntityMapping: Sendable {
     let toOneDestinations: [(number: Int, entities: ClosedRange<Int>, hasEntityColumn: Bool)]
     /// The entity numbers a row read for this entity may carry: its own and its sub-entities'.
     let entityNumbers: ClosedRange<Int>
+    /// What decoding a row needs, in memory the mapping owns (see `RowDecoding`).
+    let rowDecoding: RowDecoding
 
     public var name: String { entity.name }
     public var number: Int { entity.number }
+
+    deinit {
+        rowDecoding.deallocate()
+    }
 
     init(entity: Entity, schema: StoreSchema, objectClass: ManagedObject.Type) {
         // The unwraps here cannot fail: the schema was laid out from this model, which gives every entity a table,
@@ -196,6 +202,8 @@ public final class EntityMapping: Sendable {
              toOne.entityColumn != nil)
         }
         self.entityNumbers = entity.subtreeNumbers
+        self.rowDecoding = RowDecoding(hasEntityColumn: tableHasSubentities, number: entity.number, entityNumbers: entity.subtreeNumbers,
+                                       attributeTypes: attributeTypes, toOnes: toOneDestinations)
         self.defaultValues = stored.map { attribute in
             let description = attribute.description
             if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }
@@ -286,17 +294,31 @@ public struct RowReadPlan: Sendable {
 
     /// What reading one entity's row needs. A class, so that handing a reader to the row loop (once per row read)
     /// retains one reference, not each of its fields.
-    final class EntityReader: Sendable {
+    // Unchecked: its buffer is written only by `init`.
+    final class EntityReader: @unchecked Sendable {
         let mapping: EntityMapping
         /// Result-column positions of the mapping's `selectColumns` (-1: not selected).
         let positions: [Int32]
         /// What the entity's rows hold; nil when they are read whole.
         let loaded: LoadedProperties?
 
+        /// `positions` in memory the reader owns, and the mapping's `rowDecoding`: what the row loop reads, with
+        /// nothing to retain.
+        let positionBuffer: UnsafeBufferPointer<Int32>
+        let decoding: RowDecoding
+
         init(mapping: EntityMapping, positions: [Int32], loaded: LoadedProperties?) {
             self.mapping = mapping
             self.positions = positions
             self.loaded = loaded
+            let buffer = UnsafeMutableBufferPointer<Int32>.allocate(capacity: positions.count)
+            _ = buffer.initialize(from: positions)
+            self.positionBuffer = UnsafeBufferPointer(buffer)
+            self.decoding = mapping.rowDecoding
+        }
+
+        deinit {
+            positionBuffer.deallocate()
         }
     }
 
@@ -375,4 +397,42 @@ public struct RowReadPlan: Sendable {
 
     /// The number of result columns a row takes.
     var columnCount: Int32 { Int32(columns.count) }
+}
+
+/// What decoding one entity's rows needs, as plain values and pointers: the row loop runs once per row read, and
+/// reading the same from the mapping's arrays retained and released each array (and the mapping) on every row, the
+/// compiler being unable to prove them alive across the SQLite calls. The buffers belong to the mapping, which
+/// frees them in its `deinit`; a copy of this is valid while the mapping lives.
+struct RowDecoding: @unchecked Sendable {
+    struct ToOne {
+        let number: Int
+        let entities: ClosedRange<Int>
+        let hasEntityColumn: Bool
+    }
+
+    /// Whether rows carry `Z_ENT` (the table holds sub-entities).
+    let hasEntityColumn: Bool
+    let number: Int
+    let entityNumbers: ClosedRange<Int>
+    let attributeTypes: UnsafeBufferPointer<AttributeType>
+    let toOnes: UnsafeBufferPointer<ToOne>
+
+    init(hasEntityColumn: Bool, number: Int, entityNumbers: ClosedRange<Int>, attributeTypes: [AttributeType],
+         toOnes: [(number: Int, entities: ClosedRange<Int>, hasEntityColumn: Bool)]) {
+        self.hasEntityColumn = hasEntityColumn
+        self.number = number
+        self.entityNumbers = entityNumbers
+        let types = UnsafeMutableBufferPointer<AttributeType>.allocate(capacity: attributeTypes.count)
+        _ = types.initialize(from: attributeTypes)
+        self.attributeTypes = UnsafeBufferPointer(types)
+        let destinations = UnsafeMutableBufferPointer<ToOne>.allocate(capacity: toOnes.count)
+        _ = destinations.initialize(from: toOnes.map { ToOne(number: $0.number, entities: $0.entities, hasEntityColumn: $0.hasEntityColumn) })
+        self.toOnes = UnsafeBufferPointer(destinations)
+    }
+
+    /// Frees the buffers (the values in them are plain: nothing to deinitialize). Only the owning mapping calls it.
+    func deallocate() {
+        attributeTypes.deallocate()
+        toOnes.deallocate()
+    }
 }

@@ -105,42 +105,45 @@ enum SQLiteValues {
 
     /// Reads a row selected with `mapping.selectList`.
     static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping) -> RowSnapshot {
-        snapshot(statement, mapping: mapping, positions: nil, offset: 0)
+        snapshot(statement, decoding: mapping.rowDecoding, positions: nil, offset: 0)
     }
 
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
     static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(truncatingIfNeeded: sqlite3_column_int64(statement, offset)) : plan.defaultEntity
         let reader = plan.reader(forEntity: entity)
-        return snapshot(statement, mapping: reader.mapping, positions: reader.positions, offset: offset, loaded: reader.loaded)
+        // The reader owns the position buffer (and, through its mapping, the decoding's): kept to the end.
+        return withExtendedLifetime(reader) {
+            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded)
+        }
     }
 
     /// Reads one row. With `positions`, each term of the mapping's select list is at its position there, and a
     /// negative position is a term the statement did not select: its value is left a placeholder (`loaded` says
-    /// which are held).
-    private static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping, positions: [Int32]?, offset: Int32,
+    /// which are held). Everything it reads per row is a plain value or pointer (`RowDecoding`): nothing retained.
+    private static func snapshot(_ statement: OpaquePointer, decoding: RowDecoding, positions: UnsafeBufferPointer<Int32>?, offset: Int32,
                                  loaded: LoadedProperties? = nil) -> RowSnapshot {
-        // The result column of the select list's term `term` (-1: not selected). Captures nothing mutable, so
-        // reading a term costs no exclusivity check (a counter captured by a nested function would, per call).
+        // The result column of the select list's term `term` (-1: not selected).
         @inline(__always) func column(_ term: Int) -> Int32 {
             guard let positions else { return offset &+ Int32(truncatingIfNeeded: term) }
             let position = positions[term]
             return position < 0 ? -1 : offset &+ position
         }
-        let id = ObjectID.stored(entity: mapping.tableHasSubentities ? sqlite3_column_int64(statement, column(0)) : Int64(mapping.number),
-                                 of: mapping.entityNumbers, key: sqlite3_column_int64(statement, column(1)))
+        let id = ObjectID.stored(entity: decoding.hasEntityColumn ? sqlite3_column_int64(statement, column(0)) : Int64(decoding.number),
+                                 of: decoding.entityNumbers, key: sqlite3_column_int64(statement, column(1)))
         let version = sqlite3_column_int64(statement, column(2))
-        let types = mapping.attributeTypes
-        let destinations = mapping.toOneDestinations
+        let types = decoding.attributeTypes
+        let destinations = decoding.toOnes
         // Values and keys are decoded straight into the row's block (one allocation per row).
         return RowSnapshot(objectID: id, version: version, attributeCount: types.count, toOneCount: destinations.count, loaded: loaded) { values, keys in
             var term = 3
-            for (index, type) in types.enumerated() {
+            for index in 0..<types.count {
                 let at = column(term)
                 term += 1
-                (values + index).initialize(to: at < 0 ? .null : value(statement, at, as: type))
+                (values + index).initialize(to: at < 0 ? .null : value(statement, at, as: types[index]))
             }
-            for (index, toOne) in destinations.enumerated() {
+            for index in 0..<destinations.count {
+                let toOne = destinations[index]
                 let at = column(term)
                 term += 1
                 var entityColumn: Int32 = -1
