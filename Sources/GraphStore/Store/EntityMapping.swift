@@ -204,6 +204,9 @@ public final class EntityMapping: Sendable {
         self.entityNumbers = entity.subtreeNumbers
         self.rowDecoding = RowDecoding(hasEntityColumn: tableHasSubentities, number: entity.number, entityNumbers: entity.subtreeNumbers,
                                        attributeTypes: attributeTypes, toOnes: toOneDestinations)
+        // The row loop steps through the select list term by term, unchecked: its terms must be exactly these.
+        precondition(selectColumns.count == 3 + attributeTypes.count + toOneDestinations.count
+                        + toOneDestinations.filter(\.hasEntityColumn).count, "a select-list term for each value the row loop reads")
         self.defaultValues = stored.map { attribute in
             let description = attribute.description
             if description.isDerived, case .count = description.parsedDerivation { return .integer(0) }
@@ -311,9 +314,9 @@ public struct RowReadPlan: Sendable {
             self.mapping = mapping
             self.positions = positions
             self.loaded = loaded
-            let buffer = UnsafeMutableBufferPointer<Int32>.allocate(capacity: positions.count)
-            _ = buffer.initialize(from: positions)
-            self.positionBuffer = UnsafeBufferPointer(buffer)
+            // The row loop reads a position for each select-list term, unchecked (see `RowDecoding`).
+            precondition(positions.count == mapping.selectColumns.count, "one position per select-list term")
+            self.positionBuffer = .copy(of: positions)
             self.decoding = mapping.rowDecoding
         }
 
@@ -422,17 +425,22 @@ struct RowDecoding: @unchecked Sendable {
         self.hasEntityColumn = hasEntityColumn
         self.number = number
         self.entityNumbers = entityNumbers
-        let types = UnsafeMutableBufferPointer<AttributeType>.allocate(capacity: attributeTypes.count)
-        _ = types.initialize(from: attributeTypes)
-        self.attributeTypes = UnsafeBufferPointer(types)
-        let destinations = UnsafeMutableBufferPointer<ToOne>.allocate(capacity: toOnes.count)
-        _ = destinations.initialize(from: toOnes.map { ToOne(number: $0.number, entities: $0.entities, hasEntityColumn: $0.hasEntityColumn) })
-        self.toOnes = UnsafeBufferPointer(destinations)
+        self.attributeTypes = .copy(of: attributeTypes)
+        self.toOnes = .copy(of: toOnes.map { ToOne(number: $0.number, entities: $0.entities, hasEntityColumn: $0.hasEntityColumn) })
     }
 
     /// Frees the buffers (the values in them are plain: nothing to deinitialize). Only the owning mapping calls it.
     func deallocate() {
         attributeTypes.deallocate()
         toOnes.deallocate()
+    }
+}
+
+extension UnsafeBufferPointer {
+    /// A buffer of its own holding `elements`, for a plain element type; the caller frees it with `deallocate()`.
+    static func copy(of elements: [Element]) -> UnsafeBufferPointer<Element> {
+        let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: elements.count)
+        _ = buffer.initialize(from: elements)
+        return UnsafeBufferPointer(buffer)
     }
 }
