@@ -446,8 +446,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             if state.isFault { state.fail(.contextReleased(object: "\(entityName) \(objectID)")) }
             return
         }
-        // Unretained: `fulfillFault` retains the context itself before anything that could run caller code.
-        context._withUnsafeGuaranteedRef { $0.fulfillFault(self, trigger: trigger) }
+        // The row cache's part runs no caller code: on the context unretained. The rest (observers, SQL) may let go
+        // of the context, so it runs on a strong reference held to its end.
+        let cached = context._withUnsafeGuaranteedRef { $0.serveFaultFromCache(self, trigger: trigger) }
+        if case .done = cached { return }
+        let strong = context.takeUnretainedValue()
+        withExtendedLifetime(strong) { strong.finishFault(self, trigger: trigger, after: cached) }
     }
 
     /// A property of the object is being read: a prefetch that filled it was of use.

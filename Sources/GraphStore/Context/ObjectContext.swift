@@ -281,9 +281,11 @@ struct RegisteredObject {
 /// An object's way back to its context, one per context, held strongly by each of its objects: it names the context
 /// until the context's `deinit` clears it, so an object that outlives its context finds none, as with `weak`.
 ///
-/// Unretained and unchecked, which is safe because a context and its objects are confined to one thread or actor:
-/// the context cannot be torn down while one of its objects is reading it, and its `deinit` clears the handle before
-/// anything else goes.
+/// Unretained and unchecked, which is safe because a context and its objects are confined to one thread or actor, so
+/// nothing else can tear the context down while one of its objects reads the handle, and the context's `deinit`
+/// clears the handle before anything else goes. Only code that runs no caller code calls through it unretained
+/// (`unretainedContext`); code that can (observers, SQL) holds the context strongly first, since caller code may let
+/// go of the last reference to it.
 final class ContextHandle {
     @exclusivity(unchecked) private var reference: Unmanaged<ObjectContext>?
 
@@ -294,8 +296,8 @@ final class ContextHandle {
 
     /// The context, unretained, for the calls every object makes (its release, a fault served from the row cache),
     /// where a retain and a release around each would be two atomic operations of the few hundred instructions the
-    /// whole call costs: called through `_withUnsafeGuaranteedRef`, in code that cannot let go of the last reference
-    /// to the context. A call that can run caller code (observers) retains the context itself first.
+    /// whole call costs: called through `_withUnsafeGuaranteedRef`, only for work that runs no caller code. Work
+    /// that can (observers, SQL) runs on `takeUnretainedValue()`, a strong reference held to its end.
     var unretainedContext: Unmanaged<ObjectContext>? { reference }
 }
 

@@ -300,19 +300,15 @@ public struct RowReadPlan: Sendable {
     // Unchecked: its buffer is written only by `init`.
     final class EntityReader: @unchecked Sendable {
         let mapping: EntityMapping
-        /// Result-column positions of the mapping's `selectColumns` (-1: not selected).
-        let positions: [Int32]
         /// What the entity's rows hold; nil when they are read whole.
         let loaded: LoadedProperties?
-
-        /// `positions` in memory the reader owns, and the mapping's `rowDecoding`: what the row loop reads, with
-        /// nothing to retain.
+        /// Result-column positions of the mapping's `selectColumns` (-1: not selected), in memory the reader owns,
+        /// and the mapping's `rowDecoding`: what the row loop reads, with nothing to retain.
         let positionBuffer: UnsafeBufferPointer<Int32>
         let decoding: RowDecoding
 
         init(mapping: EntityMapping, positions: [Int32], loaded: LoadedProperties?) {
             self.mapping = mapping
-            self.positions = positions
             self.loaded = loaded
             // The row loop reads a position for each select-list term, unchecked (see `RowDecoding`).
             precondition(positions.count == mapping.selectColumns.count, "one position per select-list term")
@@ -430,7 +426,7 @@ struct RowDecoding: @unchecked Sendable {
     }
 
     /// Frees the buffers (the values in them are plain: nothing to deinitialize). Only the owning mapping calls it.
-    func deallocate() {
+    fileprivate func deallocate() {
         attributeTypes.deallocate()
         toOnes.deallocate()
     }

@@ -32,30 +32,55 @@ extension ObjectContext {
     /// row: from the cache when it is there, else one statement by key, never its batch's siblings, which are not
     /// faults.
     func fulfillFault(_ object: ManagedObject, trigger: FaultTrigger) {
+        finishFault(object, trigger: trigger, after: serveFaultFromCache(object, trigger: trigger))
+    }
+
+    /// How far `serveFaultFromCache` took a fault.
+    enum CachedFault {
+        /// Served by the row cache and counted, with no observer to tell: the fault is done.
+        case done
+        /// Served by the row cache and counted; its event is for these observers.
+        case served(observers: [EventHub.Observer], isPartial: Bool)
+        /// The row cache could not serve it.
+        case missed
+    }
+
+    /// The row cache's part of a fault: a lookup in memory, loaded and counted on a hit. It runs no caller code (no
+    /// observer, no SQL), so an object calls it on its context unretained (`ManagedObject.fulfill`), saving the
+    /// retain and release around a call that is over in a few hundred instructions. Not timed: two readings of the
+    /// clock would cost a fifth of it.
+    func serveFaultFromCache(_ object: ManagedObject, trigger: FaultTrigger) -> CachedFault {
         let objectID = object.objectID
         let isPartial = object.state.isPartial
         if !untouchedPrefetches.isEmpty { untouchedPrefetches.remove(objectID) }
         let mapping = object.mapping
-        if let cached = rowCacheReference._withUnsafeGuaranteedRef({ $0.snapshot(for: objectID) }),
-           cached.isComplete || (!isPartial && cached.holds(trigger, of: mapping)) {
-            // A hit: a lookup in memory. Not timed: two readings of the clock would cost a fifth of it.
-            object.state.load(consume cached)
-            let observers = eventsReference._withUnsafeGuaranteedRef {
-                $0.countObjectFault(of: objectID, mapping: mapping, hit: true, partial: isPartial)
-            }
-            guard !observers.isEmpty else { return }
-            // Observers are caller code: the context stays alive through them (its caller may not hold it).
-            let retained = Unmanaged.passRetained(self)
-            defer { retained.release() }
-            coordinator.events.deliver(.objectFault(ObjectFaultEvent(entity: mapping.name, objectID: objectID, key: trigger.description,
-                                                                     isCacheHit: true, isPartial: isPartial, duration: nil)),
-                                       context: id, to: observers)
-            return
+        guard let cached = rowCacheReference._withUnsafeGuaranteedRef({ $0.snapshot(for: objectID) }),
+              cached.isComplete || (!isPartial && cached.holds(trigger, of: mapping)) else { return .missed }
+        object.state.load(consume cached)
+        let observers = eventsReference._withUnsafeGuaranteedRef {
+            $0.countObjectFault(of: objectID, mapping: mapping, hit: true, partial: isPartial)
         }
-        // A miss runs SQL, whose statement events reach observers too: the context is retained through it all.
-        let retained = Unmanaged.passRetained(self)
-        defer { retained.release() }
+        return observers.isEmpty ? .done : .served(observers: observers, isPartial: isPartial)
+    }
+
+    /// The rest of a fault after `serveFaultFromCache`: a hit's event for its observers, or a miss's SQL, whose
+    /// statements observers see too. Both run caller code, which may let go of the context: the caller holds it.
+    func finishFault(_ object: ManagedObject, trigger: FaultTrigger, after cached: CachedFault) {
+        let objectID = object.objectID
+        let mapping = object.mapping
         let events = coordinator.events
+        switch cached {
+        case .done:
+            return
+        case .served(let observers, let isPartial):
+            events.deliver(.objectFault(ObjectFaultEvent(entity: mapping.name, objectID: objectID, key: trigger.description,
+                                                         isCacheHit: true, isPartial: isPartial, duration: nil)),
+                           context: id, to: observers)
+            return
+        case .missed:
+            break
+        }
+        let isPartial = object.state.isPartial
         // A miss is timed, for observers only (the counters do not keep a fault's time). (Nanoseconds, not an
         // optional `ContinuousClock.Instant`, whose copies go through the runtime's generic value witnesses.)
         let timed = events.hasObservers
