@@ -118,13 +118,7 @@ public final class EventHub: Sendable {
     func countObjectFault(of objectID: ObjectID, entity: @autoclosure () -> String, hit: Bool, partial: Bool) -> [Observer] {
         let number = objectID.entityNumber
         if number >= 1 && number <= entityNames.count {
-            // The hot path (100,000 row-cache hits in a loop): the entity number is the index, no name lookup.
-            let index = number - 1
-            return state.withLock { state in
-                state.total.countObjectFault(hit: hit, partial: partial)
-                state.entities[index].countObjectFault(hit: hit, partial: partial)
-                return state.callbacks
-            }
+            return countObjectFault(entityIndex: number - 1, hit: hit, partial: partial)
         }
         let target = slot(forEntity: entity())
         return state.withLock { state in
@@ -134,17 +128,23 @@ public final class EventHub: Sendable {
         }
     }
 
-    /// `countObjectFault(of:entity:hit:partial:)` for an object's fault, which has its mapping at hand: the hot
-    /// path of every fault, row-cache hits included. The observer list comes back only when there is one; an
-    /// empty one is the shared empty array, which costs no reference count.
+    /// `countObjectFault(of:entity:hit:partial:)` for an object's fault, which has its mapping at hand: every
+    /// fault, row-cache hits included; the mapping's name is read only for a number the hub does not know.
     @inline(__always)
     func countObjectFault(of objectID: ObjectID, mapping: EntityMapping, hit: Bool, partial: Bool) -> [Observer] {
         let number = objectID.entityNumber
         guard number >= 1 && number <= entityNames.count else {
             return countObjectFault(of: objectID, entity: mapping.name, hit: hit, partial: partial)
         }
-        let index = number - 1
-        return state.withLock { state in
+        return countObjectFault(entityIndex: number - 1, hit: hit, partial: partial)
+    }
+
+    /// The hot path of both (100,000 row-cache hits in a loop): the entity number is the index, no name lookup. The
+    /// observer list comes back only when there is one; an empty one is the shared empty array, which costs no
+    /// reference count.
+    @inline(__always)
+    private func countObjectFault(entityIndex index: Int, hit: Bool, partial: Bool) -> [Observer] {
+        state.withLock { state in
             state.total.countObjectFault(hit: hit, partial: partial)
             state.entities[index].countObjectFault(hit: hit, partial: partial)
             return state.callbacks.isEmpty ? [] : state.callbacks

@@ -73,10 +73,7 @@ extension ObjectContext {
         case .done:
             return
         case .served(let observers, let isPartial):
-            events.deliver(.objectFault(ObjectFaultEvent(entity: mapping.name, objectID: objectID, key: trigger.description,
-                                                         isCacheHit: true, isPartial: isPartial, duration: nil)),
-                           context: id, to: observers)
-            return
+            return deliverFault(of: object, trigger: trigger, hit: true, partial: isPartial, duration: nil, to: observers)
         case .missed:
             break
         }
@@ -100,9 +97,15 @@ extension ObjectContext {
         let observers = events.countObjectFault(of: objectID, mapping: mapping, hit: false, partial: isPartial)
         guard !observers.isEmpty else { return }
         let duration: Duration? = timed ? .nanoseconds(Int64(clamping: Self.monotonicNanoseconds() &- start)) : nil
-        events.deliver(.objectFault(ObjectFaultEvent(entity: mapping.name, objectID: objectID, key: trigger.description,
-                                                     isCacheHit: false, isPartial: isPartial, duration: duration)),
-                       context: id, to: observers)
+        deliverFault(of: object, trigger: trigger, hit: false, partial: isPartial, duration: duration, to: observers)
+    }
+
+    /// Builds a fault's event and hands it to the observers its counting returned.
+    private func deliverFault(of object: ManagedObject, trigger: FaultTrigger, hit: Bool, partial: Bool, duration: Duration?,
+                              to observers: [EventHub.Observer]) {
+        coordinator.events.deliver(.objectFault(ObjectFaultEvent(entity: object.mapping.name, objectID: object.objectID, key: trigger.description,
+                                                                 isCacheHit: hit, isPartial: partial, duration: duration)),
+                                   context: id, to: observers)
     }
 
     /// The monotonic clock, in nanoseconds.
