@@ -136,7 +136,7 @@ final class ChatListCases {
                 var hash = FNV1a()
                 count = min(screenRows, chats.count)
                 for index in 0..<count {
-                    ChatRow(chats[index], countingMembers: countingMembers).mix(into: &hash)
+                    try ChatRow(chats[index], countingMembers: countingMembers).mix(into: &hash)
                 }
                 hash.mix(Int64(count))
                 return hash.value
@@ -191,7 +191,7 @@ final class ChatListCases {
                     let chats = try context.fetch(request)
                     var hash = FNV1a()
                     for index in chats.indices {
-                        ChatRow(chats[index], countingMembers: false).mix(into: &hash)
+                        try ChatRow(chats[index], countingMembers: false).mix(into: &hash)
                         if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
                     }
                     memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
@@ -318,7 +318,7 @@ final class ChatListCases {
                     let chats = try context.fetch(ChatListStore.request())
                     var hash = FNV1a()
                     for index in chats.indices {
-                        ChatRow(chats[index], countingMembers: true).mix(into: &hash)
+                        try ChatRow(chats[index], countingMembers: true).mix(into: &hash)
                         if index == batch - 1 { memory.afterFirstBatch = stopwatch.excluding { ProcessMemory.settledResident() } }
                     }
                     memory.afterLastBatch = stopwatch.excluding { ProcessMemory.settledResident() }
@@ -420,20 +420,16 @@ struct ChatRow {
     var text: String?
     var sender: String?
 
-    /// Reads a row through the object graph: the derived `membersCount`, or (Core Data's defaults) the number of
-    /// objects in the `members` to-many, which fires its relationship fault.
-    init(_ chat: ManagedObject, countingMembers: Bool) {
-        title = Self.string(chat.attributeValue(forKey: "title")) ?? ""
-        if countingMembers {
-            members = Int64(chat.objects(forKey: "members").count)
-        } else if case .integer(let count) = chat.attributeValue(forKey: "membersCount") {
-            members = count
-        } else {
-            members = 0
-        }
-        let message = chat.object(forKey: "lastMessage")
-        text = message.flatMap { Self.string($0.attributeValue(forKey: "text")) }
-        sender = message?.object(forKey: "sender").flatMap { Self.string($0.attributeValue(forKey: "name")) }
+    /// Reads a row through the object graph, by the model's typed properties (as a Core Data user reads through
+    /// `@NSManaged` ones): the derived `membersCount`, or (Core Data's defaults) the number of objects in the
+    /// `members` to-many, which fires its relationship fault.
+    init(_ object: ManagedObject, countingMembers: Bool) throws {
+        guard let chat = object as? Chat else { throw BenchmarkError("a chat-list row is a \(object.entityName), not a Chat") }
+        title = chat.title
+        members = Int64(countingMembers ? chat.members.count : chat.membersCount)
+        let message = chat.lastMessage
+        text = message?.text
+        sender = message?.sender?.name
     }
 
     /// Reads a row from a raw statement's columns `first…first+3`: title, member count, text, sender name.
@@ -457,10 +453,6 @@ struct ChatRow {
         self.members = members
         self.text = text
         self.sender = sender
-    }
-
-    private static func string(_ value: AttributeValue) -> String? {
-        if case .string(let text) = value { text } else { nil }
     }
 
     /// Mixes the row into a fingerprint; each string is preceded by its length, a missing one by -1.

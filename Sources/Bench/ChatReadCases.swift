@@ -93,7 +93,7 @@ final class ChatReadCases {
                     try stopwatch.time { () throws -> Int64 in
                         let messages = try context.fetch(request(tuned: tuned))
                         var hash = FNV1a()
-                        for message in messages { MessageRow(message).mix(into: &hash) }
+                        for message in messages { try MessageRow(message).mix(into: &hash) }
                         count = messages.count
                         hash.mix(Int64(count))
                         return hash.value
@@ -348,16 +348,18 @@ struct MessageRow {
         self.reactions = reactions
     }
 
-    /// Reads a message through the object graph: its attributes, its sender, the message it replies to and that
-    /// message's sender (to-ones: faults unless prefetched), and the size of its `reactions` to-many (a
-    /// relationship fault unless prefetched).
-    init(_ message: ManagedObject) {
-        text = Self.string(message.attributeValue(forKey: "text")) ?? ""
-        if case .date(let date) = message.attributeValue(forKey: "sentAt") { sentAt = date.timeIntervalSinceReferenceDate } else { sentAt = .nan }
-        sender = message.object(forKey: "sender").flatMap { Self.string($0.attributeValue(forKey: "name")) }
-        let reply = message.object(forKey: "replyTo")
-        replyText = reply.flatMap { Self.string($0.attributeValue(forKey: "text")) }
-        replySender = reply?.object(forKey: "sender").flatMap { Self.string($0.attributeValue(forKey: "name")) }
+    /// Reads a message through the object graph, by the model's typed properties (as a Core Data user reads through
+    /// `@NSManaged` ones): its attributes, its sender, the message it replies to and that message's sender (to-ones:
+    /// faults unless prefetched), and the size of its `reactions` to-many (a relationship fault unless prefetched or
+    /// counted).
+    init(_ object: ManagedObject) throws {
+        guard let message = object as? Message else { throw BenchmarkError("an open-chat row is a \(object.entityName), not a Message") }
+        text = message.text
+        sentAt = message.sentAt.timeIntervalSinceReferenceDate
+        sender = message.sender?.name
+        let reply = message.replyTo
+        replyText = reply?.text
+        replySender = reply?.sender?.name
         reactions = Int64(message.count(forKey: "reactions"))
     }
 
@@ -369,10 +371,6 @@ struct MessageRow {
         replyText = statement.isNull(3) ? nil : statement.string(3)
         replySender = statement.isNull(4) ? nil : statement.string(4)
         reactions = statement.int64(5)
-    }
-
-    private static func string(_ value: AttributeValue) -> String? {
-        if case .string(let text) = value { text } else { nil }
     }
 
     func mix(into hash: inout FNV1a) {

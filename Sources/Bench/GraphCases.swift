@@ -340,12 +340,14 @@ final class GraphCases {
         return RunOutcome(checksum: sum, statements: cost.statements)
     }
 
-    /// Reads `score` through a fault for each ID in a context that has none of them yet; each object is released
-    /// as soon as it is read, so a run costs creating, faulting, reading and releasing each one.
+    /// Reads `score` through a fault for each ID in a context that has none of them yet, by the typed property (as a
+    /// Core Data user reads an `@NSManaged` one); each object is released as soon as it is read, so a run costs
+    /// creating, faulting, reading and releasing each one. An object not of the registered class adds nothing, so
+    /// the checksum shows it.
     static func sumScores(of ids: [ObjectID], in context: ObjectContext) -> Int64 {
         var sum: Int64 = 0
         for id in ids {
-            if case .integer(let score) = context.object(with: id).attributeValue(forKey: "score") { sum &+= score }
+            if let item = context.object(with: id) as? BenchItem { sum &+= item.score }
         }
         return sum
     }
@@ -388,6 +390,12 @@ final class GraphCases {
     }
 }
 
+/// `Item` as a typed subclass, which the read cases read through.
+final class BenchItem: ManagedObject {
+    override class var entityName: String { "Item" }
+    @Stored("score") var score: Int64
+}
+
 /// The store the read cases share: `rows` saved through Faultline once.
 final class SharedStore {
     let path: String
@@ -401,7 +409,8 @@ final class SharedStore {
 
     init(path: String, model: ObjectModel, rows: ItemRows, groupCount: Int, opened: (PersistentStoreCoordinator) -> Void) throws {
         self.path = path
-        self.coordinator = try PersistentStoreCoordinator(path: path, model: model, rowCacheCapacity: rows.count + groupCount + 1_000)
+        self.coordinator = try PersistentStoreCoordinator(path: path, model: model, classes: [BenchItem.self],
+                                                          rowCacheCapacity: rows.count + groupCount + 1_000)
         opened(coordinator)
         self.columns = try ItemColumns(model: model)
         let groupIDs = try GraphCases.insertGroups(groupCount, into: coordinator)

@@ -139,8 +139,8 @@ public class Chat: ManagedObject {
     @Stored("isPinned") public var isPinned: Bool
     @Stored("isMuted") public var isMuted: Bool
     /// Kept by the store's triggers: read-only.
-    public var membersCount: Int { Int(attributeValue: attributeValue(forKey: "membersCount")) }
-    public var messagesCount: Int { Int(attributeValue: attributeValue(forKey: "messagesCount")) }
+    @Stored("membersCount") public private(set) var membersCount: Int
+    @Stored("messagesCount") public private(set) var messagesCount: Int
     @ToMany("members") public var members: [ChatMember]
     @ToMany("messages") public var messages: [Message]
     @ToOne("lastMessage") public var lastMessage: Message?
