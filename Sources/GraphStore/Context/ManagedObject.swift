@@ -123,7 +123,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
-    @exclusivity(unchecked) var toManyStates: [Int: ToManyState] = Dictionary()
+    @exclusivity(unchecked) var toManyStates = ToManyStates()
     /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
     /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
     /// every other object cost one test.

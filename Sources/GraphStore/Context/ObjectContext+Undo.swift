@@ -20,7 +20,7 @@ extension ObjectContext {
         struct ObjectState {
             var attributeChanges: SlotChanges<AttributeValue>
             var toOneChanges: SlotChanges<ObjectID?>
-            var toManyStates: [Int: ToManyState]
+            var toManyStates: ToManyStates
             var transientValues: [String: AttributeValue]
             var isDeleted: Bool
             var newRow: NewRow?

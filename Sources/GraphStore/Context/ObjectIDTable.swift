@@ -25,12 +25,14 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// Slots holding a removal's marker.
     private var markers = 0
 
-    /// Mixed into every key, chosen once per process.
-    private static var mix: UInt64 { ObjectIDTableMix.value }
+    /// Mixed into every key: chosen once per process, and kept in each table so that a lookup does not go through
+    /// the lazily made global's once-check.
+    private let mix: UInt64
 
     init() {
         entries = []
         shift = 64
+        mix = ObjectIDTableMix.value
     }
 
     /// A table that holds `minimumCapacity` entries before it grows.
@@ -56,7 +58,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// (consecutive groups fall evenly over the table), so dense keys still land on empty slots.
     @inline(__always) private func slot(of key: ObjectID) -> Int {
         let bits = UInt64(bitPattern: key.primaryKey)
-        let group = ((bits >> 4) ^ (UInt64(truncatingIfNeeded: key.entityNumber) << 52)) ^ Self.mix
+        let group = ((bits >> 4) ^ (UInt64(truncatingIfNeeded: key.entityNumber) << 52)) ^ mix
         // Top bits of the mixed group pick the run's home; a smart shift gives 0 for the smallest table.
         let home = (group &* 0x9E37_79B9_7F4A_7C15) >> shift
         return Int(truncatingIfNeeded: (home &+ (bits & 15)) & UInt64(truncatingIfNeeded: entries.count &- 1))

@@ -54,3 +54,45 @@ struct ToManyState {
         if ordered { reordered = true }
     }
 }
+
+/// An object's to-many states by to-many slot (nil: a relationship fault with nothing recorded).
+///
+/// Most objects hold none, or one: a count read with the row (`FetchRequest.countsToFetch`), or the one relationship
+/// a screen fired. So the states are pairs in a small array searched in order: a `Dictionary` hashed every slot and
+/// grew its buckets for the first state of every object a counting fetch read, and freed them with the object.
+struct ToManyStates: Sequence {
+    private var entries: [(key: Int, value: ToManyState)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    subscript(index: Int) -> ToManyState? {
+        get {
+            for entry in entries where entry.key == index { return entry.value }
+            return nil
+        }
+        set {
+            if let position = entries.firstIndex(where: { $0.key == index }) {
+                if let newValue { entries[position].value = newValue } else { entries.remove(at: position) }
+            } else if let newValue {
+                entries.append((index, newValue))
+            }
+        }
+    }
+
+    subscript(index: Int, default defaultValue: @autoclosure () -> ToManyState) -> ToManyState {
+        get { self[index] ?? defaultValue() }
+        set { self[index] = newValue }
+    }
+
+    /// The slots that hold a state, in the order their states were first recorded.
+    var keys: [Int] { entries.map(\.key) }
+    var values: some Sequence<ToManyState> { entries.lazy.map(\.value) }
+
+    mutating func removeAll() {
+        entries = []
+    }
+
+    func makeIterator() -> IndexingIterator<[(key: Int, value: ToManyState)]> {
+        entries.makeIterator()
+    }
+}
