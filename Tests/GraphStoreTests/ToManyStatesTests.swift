@@ -37,4 +37,21 @@ import Testing
         #expect(states.isEmpty)
         #expect(states[0] == nil)
     }
+
+    /// Changing a state through either subscript changes it in place: appending to `added` with room to spare keeps
+    /// its storage (a copy per append made saving 100,000 inserts into a few to-manys quadratic).
+    @Test func changesThroughTheSubscriptsAreMadeInPlace() {
+        var states = ToManyStates()
+        states[3, default: ToManyState()].added.reserveCapacity(100)
+        let storage = states[3]?.added.withUnsafeBufferPointer { $0.baseAddress }
+        #expect(storage != nil)
+        // Checked after every append: a copy-on-write copy could land where the storage two copies back was freed.
+        for key in 0..<40 {
+            states[3, default: ToManyState()].added.append(ObjectID(entityNumber: 1, primaryKey: Int64(key)))
+            #expect(states[3]?.added.withUnsafeBufferPointer { $0.baseAddress } == storage)
+            states[3]?.added.append(ObjectID(entityNumber: 2, primaryKey: Int64(key)))
+            #expect(states[3]?.added.withUnsafeBufferPointer { $0.baseAddress } == storage)
+        }
+        #expect(states[3]?.added.count == 80)
+    }
 }

@@ -70,18 +70,40 @@ struct ToManyStates: Sequence {
             for entry in entries where entry.key == index { return entry.value }
             return nil
         }
-        set {
+        // In place, as `Dictionary`'s are: a state's arrays must stay uniquely referenced while the caller changes
+        // them, or every append to `added` (an insert joining a to-many) would copy the whole array.
+        _modify {
             if let position = entries.firstIndex(where: { $0.key == index }) {
-                if let newValue { entries[position].value = newValue } else { entries.remove(at: position) }
-            } else if let newValue {
-                entries.append((index, newValue))
+                var value: ToManyState? = entries[position].value
+                // The copy above shares the state's arrays with the entry; an empty state in the entry leaves the
+                // copy their only owner.
+                entries[position].value = ToManyState()
+                defer {
+                    if let value { entries[position].value = value } else { entries.remove(at: position) }
+                }
+                yield &value
+            } else {
+                var value: ToManyState?
+                defer {
+                    if let value { entries.append((index, value)) }
+                }
+                yield &value
             }
         }
     }
 
     subscript(index: Int, default defaultValue: @autoclosure () -> ToManyState) -> ToManyState {
         get { self[index] ?? defaultValue() }
-        set { self[index] = newValue }
+        _modify {
+            let position: Int
+            if let found = entries.firstIndex(where: { $0.key == index }) {
+                position = found
+            } else {
+                entries.append((index, defaultValue()))
+                position = entries.count - 1
+            }
+            yield &entries[position].value
+        }
     }
 
     /// The slots that hold a state, in the order their states were first recorded.
