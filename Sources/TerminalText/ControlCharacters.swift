@@ -17,11 +17,17 @@ public enum ControlCharacters {
 
     /// Whether `text` holds any control character. Most text has none: a scan of its bytes says so without
     /// decoding it. C0 controls and DEL are single bytes; C1 controls are encoded as 0xC2 followed by 0x80–0x9F.
+    /// The bytes are read in place (`withUTF8`, which copies only a string not stored as UTF-8): every line drawn
+    /// goes through here, so the scan is a plain loop over memory, not `String.UTF8View`'s iterator.
     public static func any(in text: String) -> Bool {
-        var afterC2 = false
-        return text.utf8.contains { byte in
-            defer { afterC2 = byte == 0xC2 }
-            return byte < 0x20 || byte == 0x7F || (afterC2 && byte >= 0x80 && byte <= 0x9F)
+        var text = text
+        return text.withUTF8 { bytes in
+            var afterC2 = false
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || (afterC2 && byte >= 0x80 && byte <= 0x9F) { return true }
+                afterC2 = byte == 0xC2
+            }
+            return false
         }
     }
 
