@@ -39,7 +39,7 @@ import Testing
     }
 
     /// Changing a state through either subscript changes it in place: appending to `added` with room to spare keeps
-    /// its storage (a copy per append made saving 100,000 inserts into a few to-manys quadratic).
+    /// its storage (a copy per append would make saving 100,000 inserts into a few to-manys quadratic).
     @Test func changesThroughTheSubscriptsAreMadeInPlace() {
         var states = ToManyStates()
         states[3, default: ToManyState()].added.reserveCapacity(100)

@@ -58,8 +58,8 @@ struct ToManyState {
 /// An object's to-many states by to-many slot (nil: a relationship fault with nothing recorded).
 ///
 /// Most objects hold none, or one: a count read with the row (`FetchRequest.countsToFetch`), or the one relationship
-/// a screen fired. So the states are pairs in a small array searched in order: a `Dictionary` hashed every slot and
-/// grew its buckets for the first state of every object a counting fetch read, and freed them with the object.
+/// a screen fired. So the states are pairs in a small array searched in order: a `Dictionary` would hash every slot,
+/// and allocate buckets for the first state of every object a counting fetch reads and free them with the object.
 struct ToManyStates: Sequence {
     private var entries: [(key: Int, value: ToManyState)] = []
 
