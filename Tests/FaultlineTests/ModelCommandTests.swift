@@ -31,7 +31,7 @@ import Testing
         let result = try FaultlineBinary.run(["model", model, "--ddl"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("CREATE TABLE ZCONTACT ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER,"))
-        #expect(result.stdout.contains("CREATE TRIGGER Z_DA_Z_2MEMBERS_Group_membersCount_PARAMETER_INSERT_INCREMENT"))
+        #expect(result.stdout.contains("CREATE TRIGGER Z_DA_Z_2MEMBERS_Group_membersCount_PARAMETER_INSERT AFTER INSERT"))
         #expect(result.stdout.hasSuffix("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB);\n"))
         let folder = TemporaryFolder()
         let script = folder.path("schema.sql")

@@ -328,10 +328,10 @@ struct Corruption: Sendable, CustomTestStringConvertible {
 
     @Test func missingTriggersAndTablesAreReported() throws {
         let fixture = try CheckFixture()
-        let noTrigger = try fixture.corrupted("DROP TRIGGER Z_DA_ZMESSAGE_Chat_messagesCount_PARAMETER_INSERT_INCREMENT")
+        let noTrigger = try fixture.corrupted("DROP TRIGGER Z_DA_ZMESSAGE_Chat_messagesCount_PARAMETER_INSERT")
         let report = try StoreIntegrityCheck.run(path: noTrigger)
         #expect(report.violations.map(\.description) == [
-            "schema Z_DA_ZMESSAGE_Chat_messagesCount_PARAMETER_INSERT_INCREMENT: trigger Z_DA_ZMESSAGE_Chat_messagesCount_PARAMETER_INSERT_INCREMENT is missing, so a derived attribute is no longer kept up to date",
+            "schema Z_DA_ZMESSAGE_Chat_messagesCount_PARAMETER_INSERT: trigger Z_DA_ZMESSAGE_Chat_messagesCount_PARAMETER_INSERT is missing, so a derived attribute is no longer kept up to date",
         ])
 
         // Without a table the row checks cannot run; the layout problems are reported and the checks skipped.
@@ -354,6 +354,34 @@ struct Corruption: Sendable, CustomTestStringConvertible {
         ])
     }
 
+
+    /// A store an earlier GraphStore made names its count triggers as that version did (`…_INSERT_INCREMENT`,
+    /// `…_DELETE_DECREMENT`, one `…_UPDATE` moving both counts): they keep the count, so `check` finds nothing
+    /// missing, and it still names what such a store lacks.
+    @Test func countTriggersUnderEarlierNamesAreNotReportedMissing() throws {
+        let fixture = try CheckFixture()
+        let prefix = "Z_DA_ZMESSAGE_Chat_messagesCount"
+        let adjust = { (sign: String, row: String) in
+            "UPDATE ZCHAT SET ZMESSAGESCOUNT = IFNULL(ZMESSAGESCOUNT, 0) \(sign) 1 WHERE Z_PK = \(row).ZCHAT;"
+        }
+        let earlier = """
+            DROP TRIGGER \(prefix)_PARAMETER_INSERT;
+            DROP TRIGGER \(prefix)_PARAMETER_UPDATE_INCREMENT;
+            DROP TRIGGER \(prefix)_PARAMETER_UPDATE_DECREMENT;
+            DROP TRIGGER \(prefix)_PARAMETER_DELETE;
+            CREATE TRIGGER \(prefix)_PARAMETER_INSERT_INCREMENT AFTER INSERT ON ZMESSAGE FOR EACH ROW WHEN NEW.ZCHAT IS NOT NULL BEGIN \(adjust("+", "NEW")) END;
+            CREATE TRIGGER \(prefix)_PARAMETER_DELETE_DECREMENT AFTER DELETE ON ZMESSAGE FOR EACH ROW WHEN OLD.ZCHAT IS NOT NULL BEGIN \(adjust("-", "OLD")) END;
+            CREATE TRIGGER \(prefix)_PARAMETER_UPDATE AFTER UPDATE OF ZCHAT ON ZMESSAGE FOR EACH ROW WHEN OLD.ZCHAT IS NOT NEW.ZCHAT BEGIN \(adjust("-", "OLD")) \(adjust("+", "NEW")) END;
+            """
+        let made = try fixture.corrupted(earlier, name: "earlier.sqlite")
+        #expect(try StoreIntegrityCheck.run(path: made).violations.map(\.description) == [])
+
+        // The earlier update trigger stood for both of today's: without it, both are missing.
+        let lacking = try fixture.corrupted(earlier + "DROP TRIGGER \(prefix)_PARAMETER_UPDATE;", name: "earlier-lacking.sqlite")
+        #expect(try StoreIntegrityCheck.run(path: lacking).violations.map(\.key) == [
+            "\(prefix)_PARAMETER_UPDATE_DECREMENT", "\(prefix)_PARAMETER_UPDATE_INCREMENT",
+        ])
+    }
     @Test func listingIsCappedPerKindButEveryViolationIsCounted() throws {
         let fixture = try CheckFixture()
         let path = try fixture.corrupted("UPDATE ZMESSAGE SET ZCHAT = 999; UPDATE ZCHAT SET ZMESSAGESCOUNT = 7")

@@ -235,6 +235,25 @@ import Testing
         let madeLayout = try Self.layout(made)
         #expect(madeLayout.map(\.description) == originalLayout.map(\.description))
         #expect(originalLayout.contains { $0.description.hasPrefix("index Z_Book_UNIQUE_uniqueID ") })
+        // The derived count's triggers are named as Core Data names them, on the same tables.
+        #expect(originalLayout.filter { $0.description.hasPrefix("trigger ") }.count == 5)
+    }
+
+    /// `check` looks in a store Core Data wrote for the count triggers it names as GraphStore does, and names the
+    /// one that is gone.
+    @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
+    func checkFindsCoreDatasCountTriggers() throws {
+        let copy = try Self.copy("books-pages")
+        func schemaViolations() throws -> [String] {
+            try StoreIntegrityCheck.run(path: copy.path).violations.filter { $0.kind == .schema }.map(\.description)
+        }
+        #expect(try schemaViolations() == [])
+        let queue = try DatabaseQueue(path: copy.path)
+        try queue.writeWithoutTransaction { try $0.execute(sql: "DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE") }
+        try queue.close()
+        #expect(try schemaViolations() == [
+            "schema Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE: trigger Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE is missing, so a derived attribute is no longer kept up to date",
+        ])
     }
 
     @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
@@ -274,7 +293,7 @@ import Testing
         return try queue.read(body)
     }
 
-    /// Every table with its columns (as a set) and every index with its definition, sorted.
+    /// Every table with its columns (as a set), every index with its definition and every trigger with its table, sorted.
     private struct LayoutItem {
         let table: String
         let description: String
@@ -292,6 +311,11 @@ import Testing
                 let table: String = row["tbl_name"]
                 let sql: String = row["sql"]
                 items.append(LayoutItem(table: table, description: "index \(name) \(sql)"))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger' ORDER BY name") {
+                let name: String = row["name"]
+                let table: String = row["tbl_name"]
+                items.append(LayoutItem(table: table, description: "trigger \(name) on \(table)"))
             }
             return items
         }

@@ -46,12 +46,14 @@ struct DerivedAttributeTriggers {
         return numbers.count == 1 ? "\(row).Z_ENT = \(numbers[0])" : "\(row).Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
     }
 
-    private func trigger(_ name: String, _ timing: String, on table: String, when condition: String?, _ body: [String]) -> TriggerDefinition {
+    private func trigger(_ name: String, _ timing: String, on table: String, when condition: String?, _ body: [String],
+                         earlierNames: [String] = [], isNamedAsCoreData: Bool = false) -> TriggerDefinition {
         let whenClause = condition.map { " WHEN \($0)" } ?? ""
         let statements = body.map { " \($0);" }.joined()
         return TriggerDefinition(
             name: name, table: table,
-            createStatement: "CREATE TRIGGER \(name) AFTER \(timing) ON \(table) FOR EACH ROW\(whenClause) BEGIN\(statements) END")
+            createStatement: "CREATE TRIGGER \(name) AFTER \(timing) ON \(table) FOR EACH ROW\(whenClause) BEGIN\(statements) END",
+            earlierNames: earlierNames, isNamedAsCoreData: isNamedAsCoreData)
     }
 
     private func countTriggers(_ attribute: AttributeDescription, relationship: String, of entity: Entity) -> [TriggerDefinition] {
@@ -59,29 +61,42 @@ struct DerivedAttributeTriggers {
         let target = column(attribute.name, of: entity)
         let linkTable: String
         let linkColumn: String
+        let isNamedAsCoreData: Bool
         switch storage(relationship, of: entity) {
         case .inverseForeignKey(let table, let column, _):
-            (linkTable, linkColumn) = (table, column)
+            (linkTable, linkColumn, isNamedAsCoreData) = (table, column, true)
         case .joinTable(let table, let sourceColumn, _, _, _):
-            (linkTable, linkColumn) = (table, sourceColumn)
+            (linkTable, linkColumn, isNamedAsCoreData) = (table, sourceColumn, false)
         case .foreignKey, .transient:
             return []
         }
+        // Named as Core Data names its count triggers (`Z_DA_ZPAGE_Book_pagesCount_PARAMETER_INSERT`, …), checked
+        // against a store it wrote, for a to-many whose inverse is a to-one; a join table's count follows the same
+        // pattern, which no store Core Data wrote has confirmed. Core Data fires both update triggers on every
+        // update of the column; here each fires only when the link really moves.
         let prefix = "Z_DA_\(linkTable)_\(entity.name)_\(attribute.name)"
         func adjust(_ sign: String, _ row: String) -> String {
             "UPDATE \(source.name) SET \(target) = IFNULL(\(target), 0) \(sign) 1 WHERE Z_PK = \(row).\(linkColumn)"
         }
-        var triggers = [
-            trigger("\(prefix)_PARAMETER_INSERT_INCREMENT", "INSERT", on: linkTable, when: "NEW.\(linkColumn) IS NOT NULL", [adjust("+", "NEW")]),
-            trigger("\(prefix)_PARAMETER_DELETE_DECREMENT", "DELETE", on: linkTable, when: "OLD.\(linkColumn) IS NOT NULL", [adjust("-", "OLD")]),
-            trigger("\(prefix)_PARAMETER_UPDATE", "UPDATE OF \(linkColumn)", on: linkTable, when: "OLD.\(linkColumn) IS NOT NEW.\(linkColumn)",
-                    [adjust("-", "OLD"), adjust("+", "NEW")]),
+        let moved = "OLD.\(linkColumn) IS NOT NEW.\(linkColumn)"
+        // GraphStore before these names: one update trigger moved both counts.
+        let earlierUpdate = ["\(prefix)_PARAMETER_UPDATE"]
+        return [
+            trigger("\(prefix)_PARAMETER_INSERT", "INSERT", on: linkTable, when: "NEW.\(linkColumn) IS NOT NULL", [adjust("+", "NEW")],
+                    earlierNames: ["\(prefix)_PARAMETER_INSERT_INCREMENT"], isNamedAsCoreData: isNamedAsCoreData),
+            trigger("\(prefix)_PARAMETER_UPDATE_INCREMENT", "UPDATE OF \(linkColumn)", on: linkTable,
+                    when: "NEW.\(linkColumn) IS NOT NULL AND \(moved)", [adjust("+", "NEW")],
+                    earlierNames: earlierUpdate, isNamedAsCoreData: isNamedAsCoreData),
+            trigger("\(prefix)_PARAMETER_UPDATE_DECREMENT", "UPDATE OF \(linkColumn)", on: linkTable,
+                    when: "OLD.\(linkColumn) IS NOT NULL AND \(moved)", [adjust("-", "OLD")],
+                    earlierNames: earlierUpdate, isNamedAsCoreData: isNamedAsCoreData),
+            trigger("\(prefix)_PARAMETER_DELETE", "DELETE", on: linkTable, when: "OLD.\(linkColumn) IS NOT NULL", [adjust("-", "OLD")],
+                    earlierNames: ["\(prefix)_PARAMETER_DELETE_DECREMENT"], isNamedAsCoreData: isNamedAsCoreData),
+            trigger("Z_DA_\(source.name)_\(entity.name)_\(attribute.name)_SOURCE_INSERT", "INSERT", on: source.name,
+                    when: entityCondition(for: entity, in: source, row: "NEW"),
+                    ["UPDATE \(source.name) SET \(target) = (SELECT COUNT(*) FROM \(linkTable) WHERE \(linkColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK"],
+                    isNamedAsCoreData: isNamedAsCoreData),
         ]
-        triggers.append(trigger(
-            "Z_DA_\(source.name)_\(entity.name)_\(attribute.name)_SOURCE_INSERT", "INSERT", on: source.name,
-            when: entityCondition(for: entity, in: source, row: "NEW"),
-            ["UPDATE \(source.name) SET \(target) = (SELECT COUNT(*) FROM \(linkTable) WHERE \(linkColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK"]))
-        return triggers
     }
 
     private func copyTriggers(_ attribute: AttributeDescription, relationship: String, copied: String, of entity: Entity) -> [TriggerDefinition] {

@@ -56,6 +56,25 @@ public struct TriggerDefinition: Hashable, Sendable {
     public let table: String
     /// The full `CREATE TRIGGER` statement.
     public let createStatement: String
+    /// The names earlier versions of GraphStore gave a trigger doing this one's work (stores they made keep them): a
+    /// store holding any of them keeps the derived attribute up to date as well.
+    public let earlierNames: [String]
+    /// Whether Core Data gives its own trigger for this work the same name (checked against stores it wrote): only
+    /// such a trigger is looked for in a store Core Data made, whose other triggers are named its own way.
+    public let isNamedAsCoreData: Bool
+
+    public init(name: String, table: String, createStatement: String, earlierNames: [String] = [], isNamedAsCoreData: Bool = false) {
+        self.name = name
+        self.table = table
+        self.createStatement = createStatement
+        self.earlierNames = earlierNames
+        self.isNamedAsCoreData = isNamedAsCoreData
+    }
+
+    /// Whether a store whose triggers are `present` has this one, under its name or an earlier one.
+    public func isPresent(in present: Set<String>) -> Bool {
+        present.contains(name) || earlierNames.contains(where: present.contains)
+    }
 }
 
 /// Where a relationship's links are kept.
