@@ -34,6 +34,7 @@ final class IntegrityChecker {
             try guarded(.joinTable) { try checkJoinTables(db) }
             try guarded(.inverse) { try checkInverses(db) }
             try guarded(.derived) { try checkDerivedAttributes(db) }
+            try guarded(.valueType) { try checkValueTypes(db) }
         }
         var entities: [IntegrityReport.RowCount] = []
         var joinTables: [IntegrityReport.RowCount] = []
@@ -514,6 +515,80 @@ final class IntegrityChecker {
                 }
             }
         }
+    }
+
+    // MARK: 6. value types
+
+    /// Per table, one statement that reads each row once and tests every attribute stored there; a row comes back
+    /// when any of its values has a storage class (or range, or length) the attribute's type cannot be read from,
+    /// with a flag per attribute. Derived attributes are the `derived` check's.
+    private func checkValueTypes(_ db: Database) throws {
+        for source in schema.tables {
+            var rules: [(entity: Entity, attribute: AttributeDescription, column: String, condition: String)] = []
+            for entity in model.entities where table(of: entity).name == source.name {
+                for attribute in entity.declaration.attributes where attribute.isPersistent && attribute.derivation == nil {
+                    guard let column = schema.column(forAttribute: attribute.name, of: entity.name),
+                          let wrong = Self.wrongValue(of: attribute.type, in: "s.\(column)") else { continue }
+                    let filter = rowFilter("s", members(of: entity), in: source)
+                    rules.append((entity, attribute, column, "(\(filter)s.\(column) IS NOT NULL AND (\(wrong)))"))
+                }
+            }
+            guard !rules.isEmpty else { continue }
+            let flags = rules.indices.map { "\(rules[$0].condition) AS bad\($0), s.\(rules[$0].column) AS value\($0)" }
+            let entityColumn = source.entityNumbers.count > 1 ? "s.Z_ENT" : "\(source.entityNumbers[0])"
+            let sql = """
+                SELECT pk, ent, \(rules.indices.map { "bad\($0), value\($0)" }.joined(separator: ", ")), \
+                \(rules.indices.map { "bad\($0)" }.joined(separator: " + ")) AS violations \
+                FROM (SELECT s.Z_PK AS pk, \(entityColumn) AS ent, \(flags.joined(separator: ", ")) FROM \(source.name) s \
+                WHERE \(rules.map(\.condition).joined(separator: " OR ")))
+                """
+            try collector.addGroupedRows(db, .valueType, sql: sql) { row in
+                rules.indices.compactMap { index -> Violation? in
+                    guard row.lenient("bad\(index)", as: Bool.self) == true else { return nil }
+                    let rule = rules[index]
+                    let name = entityName(row.lenient("ent"), or: rule.entity.name)
+                    return Violation(kind: .valueType, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: rule.attribute.name,
+                                     message: Self.wrongValueMessage(row["value\(index)"], type: rule.attribute.type))
+                }
+            }
+        }
+    }
+
+    /// An SQL condition true when `value` (not NULL) cannot be read as `type`; nil for a type read from anything.
+    /// What counts as readable is what Core Data writes and what the SQL column's affinity keeps: integers and
+    /// Booleans as INTEGER, within the type's range, Double, Float and Date as REAL or INTEGER, String and
+    /// URI as TEXT, Binary and Transformable as BLOB, a UUID as a BLOB of 16 bytes. A Decimal is read from a number
+    /// or from text; only a BLOB is wrong.
+    static func wrongValue(of type: AttributeType, in value: String) -> String? {
+        switch type {
+        case .integer16: "typeof(\(value)) != 'integer' OR \(value) NOT BETWEEN \(Int16.min) AND \(Int16.max)"
+        case .integer32: "typeof(\(value)) != 'integer' OR \(value) NOT BETWEEN \(Int32.min) AND \(Int32.max)"
+        case .integer64, .boolean: "typeof(\(value)) != 'integer'"
+        case .double, .float, .date: "typeof(\(value)) NOT IN ('real', 'integer')"
+        case .decimal: "typeof(\(value)) = 'blob'"
+        case .string, .uri: "typeof(\(value)) != 'text'"
+        case .binaryData, .transformable: "typeof(\(value)) != 'blob'"
+        case .uuid: "typeof(\(value)) != 'blob' OR length(\(value)) != 16"
+        case .objectID: nil
+        }
+    }
+
+    /// `holds text "abc", which an Integer 16 attribute cannot hold`, or for a number out of range `holds 70000,
+    /// outside Integer 16's range`.
+    static func wrongValueMessage(_ value: DatabaseValue, type: AttributeType) -> String {
+        let shown: String
+        switch value.storage {
+        case .null: shown = "NULL"
+        case .int64(let number):
+            if type == .integer16 || type == .integer32 { return "holds \(number), outside \(type.rawValue)'s range" }
+            shown = "the integer \(number)"
+        case .double(let number): shown = "the real number \(number)"
+        case .string(let text): shown = "the text \((text.count > 40 ? String(text.prefix(40)) + "…" : text).debugDescription)"
+        case .blob(let data): shown = "a blob of \(data.count) byte\(data.count == 1 ? "" : "s")"
+        }
+        // Integer and ObjectID are the types whose names are said with a vowel first (a UUID, a URI).
+        let article = type.rawValue.first.map { "IO".contains($0) } == true ? "an" : "a"
+        return "holds \(shown), which \(article) \(type.rawValue) attribute cannot hold"
     }
 
     // MARK: row counts

@@ -20,6 +20,9 @@ public struct IntegrityReport: Hashable, Sendable {
         case inverse
         /// A derived attribute (`x.@count`, `toOne.attribute`) differs from what it is derived from.
         case derived
+        /// An attribute's column holds a value its type cannot be read from: text where an integer belongs, a number
+        /// out of an Integer 16's range, a UUID that is not 16 bytes.
+        case valueType
     }
 
     public struct Violation: Hashable, Sendable, CustomStringConvertible {

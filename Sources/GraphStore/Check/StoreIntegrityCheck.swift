@@ -165,4 +165,20 @@ struct ViolationCollector {
         let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(sql))") ?? fetched
         if total > fetched { counts[kind, default: 0] += total - fetched }
     }
+
+    /// Runs `sql`, a query whose every row holds one or more violations of `kind` (`describe` gives them) and whose
+    /// column `violations` says how many. Reads only as many rows as the listing has room for; beyond that, SQLite
+    /// counts the rest.
+    mutating func addGroupedRows(_ db: Database, _ kind: Kind, sql: String, describe: (Row) -> [Violation]) throws {
+        let room = room(for: kind)
+        let rows = try Row.fetchAll(db, sql: sql + (room.map { " LIMIT \($0)" } ?? ""))
+        var added = 0
+        for row in rows {
+            for violation in describe(row) { add(violation) }
+            added += row.lenient("violations") ?? 0
+        }
+        guard let room, rows.count == room else { return }
+        let total = try Int.fetchOne(db, sql: "SELECT SUM(violations) FROM (\(sql))") ?? added
+        if total > added { counts[kind, default: 0] += total - added }
+    }
 }
