@@ -38,7 +38,6 @@ public final class TerminalScreen {
     /// let screen = try TerminalScreen.open()   // throws .notATerminal when piped
     /// ```
     public static func open() throws(TerminalError) -> TerminalScreen {
-        TerminalLocale.ensureUTF8()
         let type = try terminalType(
             streamsAreTerminals: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1,
             term: getenv("TERM").map { String(cString: $0) })
@@ -68,6 +67,8 @@ public final class TerminalScreen {
     static func open(
         type: String, output: UnsafeMutablePointer<FILE>, input: UnsafeMutablePointer<FILE>
     ) throws(TerminalError) -> TerminalScreen {
+        // Before newterm, for every screen (a test's on a pipe too): ncurses reads the character locale as it starts.
+        TerminalLocale.ensureUTF8()
         // Before newterm: ncurses installs its own handlers only where it finds the default action.
         TerminalSignals.install()
         // Not initscr, which ends the process when the terminal type is unusable.
