@@ -19,16 +19,40 @@ public enum ControlCharacters {
     /// decoding it. C0 controls and DEL are single bytes; C1 controls are encoded as 0xC2 followed by 0x80–0x9F.
     /// The bytes are read in place (`withUTF8`, which copies only a string not stored as UTF-8): every line drawn
     /// goes through here, so the scan is a plain loop over memory, not `String.UTF8View`'s iterator.
+    /// Eight bytes at a time where they are all printable ASCII (most of any line), byte by byte elsewhere.
     public static func any(in text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
             var afterC2 = false
-            for byte in bytes {
+            var index = 0
+            while index < bytes.count {
+                if index + 8 <= bytes.count {
+                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    if isPrintableASCII(word) {
+                        afterC2 = false
+                        index += 8
+                        continue
+                    }
+                }
+                let byte = bytes[index]
                 if byte < 0x20 || byte == 0x7F || (afterC2 && byte >= 0x80 && byte <= 0x9F) { return true }
                 afterC2 = byte == 0xC2
+                index += 1
             }
             return false
         }
+    }
+
+    /// Whether all eight bytes of `word` are in 0x20...0x7E: none has its top bit set, none is below 0x20 (adding
+    /// 0x60 to such a byte leaves its top bit clear), and none is 0x7F (adding 1 to it sets its top bit).
+    private static func isPrintableASCII(_ word: UInt64) -> Bool {
+        let high: UInt64 = 0x8080_8080_8080_8080
+        // No byte exceeds 0x7F, so the per-byte sums below carry into no neighbour.
+        guard word & high == 0 else { return false }
+        let atLeastSpace = (word &+ 0x6060_6060_6060_6060) & high
+        let belowDelete = ~(word &+ 0x0101_0101_0101_0101) & high
+        return atLeastSpace & belowDelete == high
     }
 
     /// `text` without its control characters: what the terminal shows of it.

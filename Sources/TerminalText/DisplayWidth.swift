@@ -13,20 +13,63 @@
 public enum DisplayWidth {
     /// Columns `text` takes.
     public static func of(_ text: String) -> Int {
-        var total = 0
-        for scalar in text.unicodeScalars { total += width(of: scalar) }
-        return total
+        columns(of: text, stoppingAbove: .max)
     }
 
     /// Whether `text` takes more than `width` columns; stops measuring as soon as it does, so a long text costs
     /// no more than its first `width` columns.
     public static func exceeds(_ text: String, _ width: Int) -> Bool {
-        var total = 0
-        for scalar in text.unicodeScalars {
-            total += DisplayWidth.width(of: scalar)
-            if total > width { return true }
+        columns(of: text, stoppingAbove: width) > width
+    }
+
+    /// The columns `text` takes, or the first count past `limit` once it passes it. Reads the UTF-8 bytes in place
+    /// (a `String` holds valid UTF-8): an ASCII byte is one column (a control none), a longer scalar is decoded from
+    /// its bytes and looked up. Every span of every screen line is measured here, where `unicodeScalars`' iterator
+    /// cost several times as much.
+    private static func columns(of text: String, stoppingAbove limit: Int) -> Int {
+        var text = text
+        return text.withUTF8 { bytes in
+            var total = 0
+            var index = 0
+            while index < bytes.count {
+                let lead = bytes[index]
+                if lead < 0x80 {
+                    if lead >= 0x20, lead != 0x7F {
+                        total += 1
+                        if total > limit { return total }
+                    }
+                    index += 1
+                    continue
+                }
+                var value: UInt32
+                let length: Int
+                if lead < 0xE0 {
+                    (value, length) = (UInt32(lead & 0x1F), 2)
+                } else if lead < 0xF0 {
+                    (value, length) = (UInt32(lead & 0x0F), 3)
+                } else {
+                    (value, length) = (UInt32(lead & 0x07), 4)
+                }
+                guard index + length <= bytes.count else { break }
+                for offset in 1..<length { value = value << 6 | UInt32(bytes[index + offset] & 0x3F) }
+                total += max(0, columns(of: value))
+                if total > limit { return total }
+                index += length
+            }
+            return total
         }
-        return false
+    }
+
+    /// `text`'s first `count` bytes when they and the byte after them are printable ASCII: then each is one
+    /// column and one whole character (nothing after them can join the last one), so they are the text cut to
+    /// `count` columns. Nil otherwise, for the careful cut.
+    private static func printableASCIIPrefix(_ text: String, bytes count: Int) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            guard count < bytes.count else { return nil }
+            for byte in bytes[...count] where byte < 0x20 || byte >= 0x7F { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<count]), as: UTF8.self)
+        }
     }
 
     /// Columns one scalar takes: what `wcwidth` says, with control and unprintable characters (which the screen
@@ -45,6 +88,7 @@ public enum DisplayWidth {
     /// `wcwidth` from the table: 0, 1 or 2 columns, or -1 for an unprintable code point.
     private static func columns(of value: UInt32) -> Int {
         if value < 0x7F { return value >= 0x20 ? 1 : -1 }
+        if value < 0x1_0000 { return Int(basicPlane[Int(value)]) }
         // The last range that starts at or before `value`; the value is in it or in none.
         var low = 0
         var high = exceptions.count
@@ -56,13 +100,33 @@ public enum DisplayWidth {
         return Int(exceptions[low - 1].columns)
     }
 
+    /// The widths of the Basic Multilingual Plane, one byte per code point (64 KB), made from `exceptions` on first
+    /// use: screen text is full of box-drawing characters, dots and accented letters, each of which a search of the
+    /// table's 1,173 ranges took a dozen steps to measure.
+    private static let basicPlane: [Int8] = {
+        var table = [Int8](repeating: 1, count: 0x1_0000)
+        for range in exceptions where range.first < 0x1_0000 {
+            for value in range.first...min(range.last, 0xFFFF) { table[Int(value)] = range.columns }
+        }
+        return table
+    }()
+
     /// `text` cut to at most `width` columns; when cut, it ends with `ellipsis` (still within `width`). Whole
     /// grapheme clusters only: a wide character that would straddle the edge is left out.
     public static func truncate(_ text: String, width: Int, ellipsis: String = "…") -> String {
-        guard width > 0 else { return "" }
-        guard exceeds(text, width) else { return text }
-        let room = width - of(ellipsis)
-        guard room >= 0 else { return "" }
+        truncated(text, width: width, ellipsis: ellipsis).text
+    }
+
+    /// `truncate(_:width:ellipsis:)` with the columns the result takes, measured in the same pass: a line fitted
+    /// span by span needs both, and text that fits (most of it) is then read once instead of twice.
+    public static func truncated(_ text: String, width: Int, ellipsis: String = "…") -> (text: String, columns: Int) {
+        guard width > 0 else { return ("", 0) }
+        let measured = columns(of: text, stoppingAbove: width)
+        guard measured > width else { return (text, measured) }
+        let mark = of(ellipsis)
+        let room = width - mark
+        guard room >= 0 else { return ("", 0) }
+        if let cut = printableASCIIPrefix(text, bytes: room) { return (cut + ellipsis, room + mark) }
         var result = ""
         var used = 0
         for character in text {
@@ -72,13 +136,13 @@ public enum DisplayWidth {
             result.append(character)
             used += columns
         }
-        return result + ellipsis
+        return (result + ellipsis, used + mark)
     }
 
     /// `text` followed by spaces up to `width` columns (unchanged when already as wide or wider).
     public static func pad(_ text: String, width: Int) -> String {
         let missing = width - of(text)
-        return missing > 0 ? text + String(repeating: " ", count: missing) : text
+        return missing > 0 ? text + Repeated.text(" ", count: missing) : text
     }
 
     /// Exactly `width` columns: cut with an ellipsis, then padded (a wide character that does not fit leaves a space).
@@ -142,6 +206,6 @@ public enum DisplayWidth {
     /// Exactly `width` columns, the text at the right.
     public static func fitRight(_ text: String, width: Int) -> String {
         let cut = truncate(text, width: width)
-        return String(repeating: " ", count: max(0, width - of(cut))) + cut
+        return Repeated.text(" ", count: max(0, width - of(cut))) + cut
     }
 }

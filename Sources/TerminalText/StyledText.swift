@@ -81,5 +81,17 @@ public struct Frame: Hashable, Sendable {
     /// The frame as plain text, one line per row, trailing spaces kept (what `capture-pane` would show, wide
     /// characters once each). Control characters are left out, as the terminal's cells leave them out: text from a
     /// store that holds an escape sequence shows as its printable rest, never as the sequence.
-    public var text: String { lines.map { ControlCharacters.removed(from: $0.text) }.joined(separator: "\n") }
+    public var text: String {
+        // Written span by span into one string of the final size: a frame is handed over every time it is drawn.
+        // (A control character lies within one span, so removing them span by span removes the same ones.)
+        var size = max(0, lines.count - 1)
+        for line in lines { for span in line.spans { size += span.text.utf8.count } }
+        var result = ""
+        result.reserveCapacity(size)
+        for (index, line) in lines.enumerated() {
+            if index > 0 { result.append("\n") }
+            for span in line.spans { result.append(ControlCharacters.removed(from: span.text)) }
+        }
+        return result
+    }
 }

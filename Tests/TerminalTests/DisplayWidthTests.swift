@@ -65,4 +65,52 @@ import Testing
         }
         #expect(table.last.map { $0.last <= 0x10FFFF } == true)
     }
+
+    /// The measures read ASCII from the string's bytes and the rest scalar by scalar; a cut of printable ASCII is
+    /// taken from the bytes. Each agrees with the plain scalar-by-scalar (and character-by-character) reading on
+    /// text mixing ASCII, controls, combining marks, wide characters and emoji, at every width.
+    @Test func theASCIIPathsAgreeWithReadingScalarByScalar() {
+        let pieces = ["a", "Z", " ", "~", "\u{7F}", "\t", "\u{1B}", "é", "e\u{301}", "日", "🎿", "\u{200B}", "│", "\r\n", "\u{85}"]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        func columns(_ text: String) -> Int { text.unicodeScalars.reduce(0) { $0 + DisplayWidth.width(of: $1) } }
+        func cut(_ text: String, _ width: Int) -> String {
+            guard width > 0 else { return "" }
+            guard columns(text) > width else { return text }
+            let room = width - 1
+            var result = ""
+            var used = 0
+            for character in text {
+                let taken = columns(String(character))
+                if used + taken > room { break }
+                result.append(character)
+                used += taken
+            }
+            return result + "…"
+        }
+        for _ in 0..<2_000 {
+            // Mostly ASCII, as screen text is, with other pieces here and there.
+            let text = (0..<next(24)).map { _ in next(3) == 0 ? pieces[next(pieces.count)] : String(UnicodeScalar(UInt8(0x20 + next(95)))) }.joined()
+            #expect(DisplayWidth.of(text) == columns(text), "\(text.debugDescription)")
+            for width in 0...(columns(text) + 2) {
+                #expect(DisplayWidth.exceeds(text, width) == (columns(text) > width), "\(text.debugDescription) \(width)")
+                #expect(DisplayWidth.truncate(text, width: width) == cut(text, width), "\(text.debugDescription) \(width)")
+                let truncated = DisplayWidth.truncated(text, width: width)
+                #expect(truncated.text == cut(text, width) && truncated.columns == columns(cut(text, width)), "\(text.debugDescription) \(width)")
+            }
+        }
+    }
+
+    @Test func repeatedTextIsThePieceCountTimes() {
+        #expect(Repeated.text(" ", count: 3) == "   ")
+        #expect(Repeated.text("─", count: 4) == "────")
+        #expect(Repeated.text("ab", count: 20) == String(repeating: "ab", count: 20))
+        #expect(Repeated.text("x", count: 0) == "")
+        #expect(Repeated.text("x", count: -2) == "")
+        #expect(Repeated.text("", count: 5) == "")
+        #expect(Repeated.spaces(40) == String(repeating: " ", count: 40))
+    }
 }

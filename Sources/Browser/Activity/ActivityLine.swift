@@ -13,12 +13,12 @@ enum ActivityLine {
         for span in spans where !span.text.isEmpty {
             let room = width - used
             guard room > 0 else { break }
-            let text = DisplayWidth.exceeds(span.text, room) ? DisplayWidth.truncate(span.text, width: room) : span.text
+            let (text, columns) = DisplayWidth.truncated(span.text, width: room)
             line.append(text, span.style)
-            used += DisplayWidth.of(text)
+            used += columns
             if text != span.text { break }
         }
-        if used < width { line.append(String(repeating: " ", count: width - used), fill) }
+        if used < width { line.append(Repeated.text(" ", count: width - used), fill) }
         return line
     }
 

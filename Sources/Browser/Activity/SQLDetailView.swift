@@ -25,7 +25,7 @@ enum SQLDetailView {
         func field(_ name: String, _ value: String) -> [StyledLine] {
             let label = DisplayWidth.fit(name, width: 8)
             return DisplayWidth.wrap(ActivityFormat.oneLine(value), width: max(1, width - 8)).enumerated().map { index, text in
-                StyledLine([Span(index == 0 ? label : String(repeating: " ", count: 8), Style(.muted)), Span(text)])
+                StyledLine([Span(index == 0 ? label : Repeated.text(" ", count: 8), Style(.muted)), Span(text)])
             }
         }
         var lines = [heading("Statement \(ActivityFormat.count(entry.number))" + (entry.action.map { " · action \($0)" } ?? ""))]

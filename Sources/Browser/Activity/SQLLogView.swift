@@ -86,8 +86,23 @@ public enum SQLLogView {
     /// `sql` as it fits in `width` columns: a SELECT too long keeps its FROM and WHERE in view by eliding its
     /// column list (`SELECT … FROM ZUSER t0 WHERE t0.Z_PK = ?`); the line is cut after that if need be.
     static func shortened(_ sql: String, width: Int) -> String {
-        guard DisplayWidth.exceeds(sql, width), sql.hasPrefix("SELECT "), let from = sql.range(of: " FROM ") else { return sql }
-        return "SELECT …" + sql[from.lowerBound...]
+        guard DisplayWidth.exceeds(sql, width), sql.hasPrefix("SELECT "), let from = firstFrom(in: sql) else { return sql }
+        return "SELECT …" + sql[from...]
+    }
+
+    /// Where `sql`'s first " FROM " starts, found in its bytes: the log draws many SELECTs a frame, and Foundation's
+    /// `range(of:)` searches a UTF-16 copy.
+    private static func firstFrom(in sql: String) -> String.Index? {
+        let pattern = Array(" FROM ".utf8)
+        var text = sql
+        let offset = text.withUTF8 { bytes -> Int? in
+            guard bytes.count >= pattern.count else { return nil }
+            for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+                if pattern.indices.allSatisfy({ bytes[start + $0] == pattern[$0] }) { return start }
+            }
+            return nil
+        }
+        return offset.map { sql.utf8.index(sql.utf8.startIndex, offsetBy: $0) }
     }
 
     private static func rowsText(_ rows: Int) -> String { ActivityFormat.count(rows, "row") }

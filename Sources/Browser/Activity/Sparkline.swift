@@ -1,3 +1,5 @@
+import TerminalText
+
 /// Values as a row of block characters, one per value, the highest drawn full.
 ///
 /// ```swift
@@ -8,7 +10,7 @@ enum Sparkline {
 
     /// One character per value: zero (or less) as a space, anything above at least `▁`, the maximum as `█`.
     static func bars(_ values: [Double]) -> String {
-        guard let highest = values.max(), highest > 0, highest.isFinite else { return String(repeating: " ", count: values.count) }
+        guard let highest = values.max(), highest > 0, highest.isFinite else { return Repeated.text(" ", count: values.count) }
         return String(values.map { value -> Character in
             guard value > 0 else { return " " }
             let level = Int((value / highest * Double(levels.count)).rounded(.up))

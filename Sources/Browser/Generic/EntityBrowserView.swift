@@ -115,7 +115,7 @@ enum EntityListView {
             let selected = index == list.selected
             let highlight: Style? = selected ? Style(focused ? .selection : .accent) : nil
             let count = row.count.map { " " + ActivityFormat.count($0) + " " } ?? " "
-            let indent = String(repeating: "  ", count: row.depth)
+            let indent = Repeated.text("  ", count: row.depth)
             let nameWidth = max(1, width - 1 - DisplayWidth.of(count))
             let name = DisplayWidth.fit(indent + row.name + (row.isAbstract ? " (abstract)" : ""), width: nameWidth)
             lines.append(PaneView.fitted([

@@ -102,7 +102,7 @@ public enum BrowserView {
 
     static func tooSmall(width: Int, height: Int) -> Frame {
         let message = "window too small: \(width)×\(height), needs \(Layout.minimumWidth)×\(Layout.minimumHeight)"
-        var lines = (0..<height).map { _ in StyledLine(String(repeating: " ", count: width)) }
+        var lines = (0..<height).map { _ in StyledLine(Repeated.text(" ", count: width)) }
         if height > 0 {
             lines[height / 2] = StyledLine(DisplayWidth.fit("  " + message, width: width), Style(.warning, bold: true))
         }

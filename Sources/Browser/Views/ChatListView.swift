@@ -41,7 +41,7 @@ enum ChatListView {
         if width - DisplayWidth.of(time) - DisplayWidth.of(marks) - 1 < minimumTitleWidth { marks = "" }
         let titleWidth = max(0, width - DisplayWidth.of(time) - DisplayWidth.of(marks) - 1)
         let title = DisplayWidth.truncate(row.title, width: titleWidth)
-        let gap = String(repeating: " ", count: max(0, titleWidth - DisplayWidth.of(title)))
+        let gap = Repeated.text(" ", count: max(0, titleWidth - DisplayWidth.of(title)))
         let first = PaneView.fitted([
             Span(" " + title, highlight ?? Style(.title, bold: true)),
             Span(marks, highlight ?? Style(.muted)),

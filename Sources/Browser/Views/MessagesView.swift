@@ -21,7 +21,7 @@ enum MessagesView {
             guard let row = entry.row else {
                 let label = " \(entry.day) "
                 let side = max(0, (width - DisplayWidth.of(label)) / 2)
-                body.append(PaneView.line(String(repeating: "┄", count: side) + label, width: width, Style(.muted)))
+                body.append(PaneView.line(Repeated.text("┄", count: side) + label, width: width, Style(.muted)))
                 continue
             }
             body.append(line(row, width: width, selected: row.index == open.selected, focused: focused))

@@ -93,11 +93,11 @@ enum OverlayView {
         let top = max(0, (bodyHeight - height) / 2)
         let left = max(0, (frameWidth - (inner + 4)) / 2)
         let border = Style(.accent)
-        var boxLines = [StyledLine("╭" + String(repeating: "─", count: inner + 2) + "╮", border)]
+        var boxLines = [StyledLine("╭" + Repeated.text("─", count: inner + 2) + "╮", border)]
         for line in box.lines.prefix(height - 2) {
             boxLines.append(StyledLine([Span("│ ", border)] + PaneView.fitted(line.spans, width: inner).spans + [Span(" │", border)]))
         }
-        boxLines.append(StyledLine("╰" + String(repeating: "─", count: inner + 2) + "╯", border))
+        boxLines.append(StyledLine("╰" + Repeated.text("─", count: inner + 2) + "╯", border))
         for (offset, boxLine) in boxLines.enumerated() where top + offset < lines.count {
             lines[top + offset] = splice(boxLine, into: lines[top + offset], at: left, width: frameWidth)
         }
@@ -119,9 +119,9 @@ enum OverlayView {
                 } else if position >= column + pieceWidth {
                     right.append(Span(String(character), span.style))
                 } else if position < column {
-                    left.append(Span(String(repeating: " ", count: column - position), span.style))
+                    left.append(Span(Repeated.text(" ", count: column - position), span.style))
                 } else if end > column + pieceWidth {
-                    right.append(Span(String(repeating: " ", count: end - column - pieceWidth), span.style))
+                    right.append(Span(Repeated.text(" ", count: end - column - pieceWidth), span.style))
                 }
                 position = end
             }

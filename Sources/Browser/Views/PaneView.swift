@@ -12,7 +12,7 @@ enum PaneView {
         // At least one column of rule between the title and the position, so the two do not run together.
         let room = max(0, width - 1 - DisplayWidth.of(tail) - (tail.isEmpty ? 0 : 1))
         let label = room < 3 ? DisplayWidth.truncate(" \(text)", width: room) : " \(DisplayWidth.truncate(text, width: room - 2)) "
-        let rule = String(repeating: "─", count: max(0, width - 1 - DisplayWidth.of(label) - DisplayWidth.of(tail)))
+        let rule = Repeated.text("─", count: max(0, width - 1 - DisplayWidth.of(label) - DisplayWidth.of(tail)))
         var spans = [Span("─", ruleStyle), Span(label, Style(focused ? .accent : .title, bold: true)), Span(rule, ruleStyle)]
         if !tail.isEmpty { spans.append(Span(tail, ruleStyle)) }
         return fitted(spans, width: width)
@@ -33,19 +33,19 @@ enum PaneView {
         var result: [Span] = []
         var used = 0
         for span in spans where used < width && !span.text.isEmpty {
-            let piece = DisplayWidth.truncate(span.text, width: width - used)
-            guard !piece.isEmpty else { break }
-            result.append(Span(piece, span.style))
-            used += DisplayWidth.of(piece)
+            let piece = DisplayWidth.truncated(span.text, width: width - used)
+            guard !piece.text.isEmpty else { break }
+            result.append(Span(piece.text, span.style))
+            used += piece.columns
         }
-        if used < width { result.append(Span(String(repeating: " ", count: width - used), fill)) }
+        if used < width { result.append(Span(Repeated.text(" ", count: width - used), fill)) }
         return StyledLine(result)
     }
 
     /// `lines` as exactly `height` lines of `width` (blank lines added, extra ones dropped).
     static func block(_ lines: [StyledLine], width: Int, height: Int) -> [StyledLine] {
         var result = Array(lines.prefix(height))
-        while result.count < height { result.append(StyledLine(String(repeating: " ", count: width))) }
+        while result.count < height { result.append(StyledLine(Repeated.text(" ", count: width))) }
         return result
     }
 
