@@ -105,7 +105,8 @@ public final class EventHub: Sendable {
             callbacks = state.withLock { state in
                 state.total.countSave(save)
                 return state.callbacks
-            }        case .merge:
+            }
+        case .merge:
             callbacks = state.withLock { $0.callbacks }
         }
         deliver(event, context: context, to: callbacks)
