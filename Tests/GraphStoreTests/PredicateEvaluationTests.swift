@@ -290,6 +290,28 @@ import Testing
     }
 
     /// The same table on a cold context (every object a fault, row cache emptied): evaluation fires faults as needed.
+    /// A precomposed `é` and `e` + combining acute are two values to the store, which compares text by bytes. A
+    /// fetch naming one after a fetch naming the other binds its own bytes (the plan made for the first is not
+    /// reused for it), and selects what evaluation in memory selects. Found by the predicate fuzz test's seeds past
+    /// its default ones.
+    @Test func twoSpellingsOfOneCharacterAreTwoValues() throws {
+        let precomposed = AttributeValue.string("\u{E9}")
+        let decomposed = AttributeValue.string("e\u{301}")
+        #expect(precomposed != decomposed)
+        #expect(Set([precomposed, decomposed, .string("\u{E9}")]).count == 2)
+        let store = try SavedStore()
+        let context = ObjectContext(coordinator: store.coordinator, name: "spellings")
+        // Bytewise, every text but m5's (NULL) is below C3 A9; only those starting below "e" (65) are below 65 CC 81.
+        let expected: [(String, [Int64])] = [("text < '\u{E9}'", [1, 2, 3, 4, 6, 7]), ("text < 'e\u{301}'", [2, 3, 6]),
+                                             ("text < '\u{E9}'", [1, 2, 3, 4, 6, 7])]
+        for (format, keys) in expected {
+            let predicate = try P(format: format)
+            let fetched = try context.fetchObjectIDs(FetchRequest(entityName: "Message", predicate: predicate)).map(\.primaryKey).sorted()
+            #expect(fetched == keys, "\(format.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(try store.memoryMatches("Message", predicate, in: context) == keys)
+        }
+    }
+
     @Test func evaluationFiresFaults() throws {
         let store = try SavedStore()
         store.coordinator.rowCache.removeAll()
