@@ -97,4 +97,26 @@ struct ValueTypeCheckTests {
             #expect(limited.violationCount == 6)
         }
     }
+
+    /// A table of more attributes than one statement tests (`valueTypeRulesPerStatement`) is read in several: a
+    /// wrong value in the first and in the last attribute are both named.
+    @Test func aWideTableIsTestedInSeveralStatements() throws {
+        let model = try ObjectModel {
+            EntityDescription("Wide") {
+                for index in 0..<450 { Attribute("a\(index)", .integer64) }
+            }
+        }
+        let folder = try TemporaryDirectory()
+        let path = folder.path("wide.sqlite")
+        let coordinator = try PersistentStoreCoordinator(path: path, model: model)
+        let context = ObjectContext(coordinator: coordinator, name: "setup")
+        let wide = context.insert("Wide")
+        for index in 0..<450 { wide.setValue(Int64(index), forKey: "a\(index)") }
+        try context.save()
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "UPDATE ZWIDE SET ZA0 = 'x', ZA449 = 'y'") }
+        try queue.close()
+        let report = try StoreIntegrityCheck.run(path: path)
+        #expect(report.violations.map(\.key) == ["a0", "a449"])
+    }
 }

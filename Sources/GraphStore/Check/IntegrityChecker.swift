@@ -533,26 +533,34 @@ final class IntegrityChecker {
                     rules.append((entity, attribute, column, "(\(filter)s.\(column) IS NOT NULL AND (\(wrong)))"))
                 }
             }
-            guard !rules.isEmpty else { continue }
-            let flags = rules.indices.map { "\(rules[$0].condition) AS bad\($0), s.\(rules[$0].column) AS value\($0)" }
-            let entityColumn = source.entityNumbers.count > 1 ? "s.Z_ENT" : "\(source.entityNumbers[0])"
-            let sql = """
-                SELECT pk, ent, \(rules.indices.map { "bad\($0), value\($0)" }.joined(separator: ", ")), \
-                \(rules.indices.map { "bad\($0)" }.joined(separator: " + ")) AS violations \
-                FROM (SELECT s.Z_PK AS pk, \(entityColumn) AS ent, \(flags.joined(separator: ", ")) FROM \(source.name) s \
-                WHERE \(rules.map(\.condition).joined(separator: " OR ")))
-                """
-            try collector.addGroupedRows(db, .valueType, sql: sql) { row in
-                rules.indices.compactMap { index -> Violation? in
-                    guard row.lenient("bad\(index)", as: Bool.self) == true else { return nil }
-                    let rule = rules[index]
-                    let name = entityName(row.lenient("ent"), or: rule.entity.name)
-                    return Violation(kind: .valueType, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: rule.attribute.name,
-                                     message: Self.wrongValueMessage(row["value\(index)"], type: rule.attribute.type))
+            let entityColumn = source.entityNumbers.count > 1 ? "s.Z_ENT" : source.entityNumbers.first.map(String.init) ?? "NULL"
+            // Two result columns per attribute: a table of more attributes than SQLite returns columns (2,000 by
+            // default) is read in several statements.
+            for start in stride(from: 0, to: rules.count, by: Self.valueTypeRulesPerStatement) {
+                let chunk = rules[start..<min(start + Self.valueTypeRulesPerStatement, rules.count)]
+                let flags = chunk.indices.map { "\(rules[$0].condition) AS bad\($0), s.\(rules[$0].column) AS value\($0)" }
+                let sql = """
+                    SELECT pk, ent, \(chunk.indices.map { "bad\($0), value\($0)" }.joined(separator: ", ")), \
+                    \(chunk.indices.map { "bad\($0)" }.joined(separator: " + ")) AS violations \
+                    FROM (SELECT s.Z_PK AS pk, \(entityColumn) AS ent, \(flags.joined(separator: ", ")) FROM \(source.name) s \
+                    WHERE \(chunk.map(\.condition).joined(separator: " OR ")))
+                    """
+                try collector.addGroupedRows(db, .valueType, sql: sql) { row in
+                    chunk.indices.compactMap { index -> Violation? in
+                        guard row.lenient("bad\(index)", as: Bool.self) == true else { return nil }
+                        let rule = rules[index]
+                        let name = entityName(row.lenient("ent"), or: rule.entity.name)
+                        return Violation(kind: .valueType, entity: name, object: uri(name, row.lenient("pk") ?? 0), key: rule.attribute.name,
+                                         message: Self.wrongValueMessage(row["value\(index)"], type: rule.attribute.type))
+                    }
                 }
             }
         }
     }
+
+    /// Attributes tested by one statement of the `valueType` check: two result columns each, well under SQLite's
+    /// default limit of 2,000.
+    static let valueTypeRulesPerStatement = 400
 
     /// An SQL condition true when `value` (not NULL) cannot be read as `type`; nil for a type read from anything.
     /// What counts as readable is what Core Data writes and what the SQL column's affinity keeps: integers and
@@ -573,7 +581,7 @@ final class IntegrityChecker {
         }
     }
 
-    /// `holds text "abc", which an Integer 16 attribute cannot hold`, or for a number out of range `holds 70000,
+    /// `holds the text "abc", which an Integer 16 attribute cannot hold`, or for a number out of range `holds 70000,
     /// outside Integer 16's range`.
     static func wrongValueMessage(_ value: DatabaseValue, type: AttributeType) -> String {
         let shown: String
