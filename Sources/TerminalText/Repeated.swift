@@ -29,7 +29,4 @@ public enum Repeated {
             }
         }
     }
-
-    /// `count` spaces.
-    @inlinable public static func spaces(_ count: Int) -> String { text(" ", count: count) }
 }

@@ -4,19 +4,20 @@ import GraphStore
 import Testing
 import TerminalText
 
-/// Random sessions in the chat browser: every kind of action (moving, opening, searching, typing, deleting and
+/// Random browsing: every kind of action in the chat browser (moving, opening, searching, typing, deleting and
 /// confirming, saving, undoing and redoing, toggles, clicks, resizes) in a seeded random order. After each action the
-/// frame is exactly as wide and as high as the terminal; after the session the store passes `check`.
+/// frame is exactly as wide and as high as the terminal; after the last one the store passes `check`.
 /// `BROWSER_RANDOM_SEEDS` (default 3) and `BROWSER_RANDOM_STEPS` (default 120) set how much runs.
 @Suite(.serialized) struct RandomBrowsingTests {
-    static let seeds: [UInt64] = (0..<(Self.integer("BROWSER_RANDOM_SEEDS") ?? 3)).map { UInt64(Self.integer("BROWSER_RANDOM_FIRST_SEED") ?? 0) + UInt64($0) }
+    static let seeds: [UInt64] = (0..<(integer("BROWSER_RANDOM_SEEDS") ?? 3)).map { UInt64(integer("BROWSER_RANDOM_FIRST_SEED") ?? 0) + UInt64($0) }
     static let steps = integer("BROWSER_RANDOM_STEPS") ?? 120
 
+    /// A count from the environment; nil when unset or not a whole number of at least 0.
     static func integer(_ name: String) -> Int? {
-        ProcessInfo.processInfo.environment[name].flatMap { Int($0) }
+        ProcessInfo.processInfo.environment[name].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 
-    /// A small linear congruential generator: the same session for a seed on every machine.
+    /// A small linear congruential generator: the same actions for a seed on every machine.
     struct Random {
         var state: UInt64
         init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }

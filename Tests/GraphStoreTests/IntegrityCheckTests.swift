@@ -208,10 +208,10 @@ struct Corruption: Sendable, CustomTestStringConvertible {
         // value types (the columns' affinity keeps what no save would write)
         Corruption(name: "text in a Boolean", sql: "UPDATE ZCHATSETTINGS SET ZMUTED = 'yes' WHERE ZMUTED = 1",
                    kinds: [.valueType], entity: "ChatSettings", objectKey: "SELECT Z_PK FROM ZCHATSETTINGS WHERE ZMUTED = 'yes'",
-                   key: "muted", fragment: #"holds the text "yes", which a Boolean attribute cannot hold"#),
+                   key: "muted", fragment: #"holds text "yes", which a Boolean attribute cannot hold"#),
         Corruption(name: "blob in a sub-entity's String", sql: "UPDATE ZCONTACT SET ZNAME = x'00ff' WHERE ZNAME = 'cat'",
                    kinds: [.valueType], entity: "User", objectKey: "SELECT Z_PK FROM ZCONTACT WHERE ZNAME = x'00ff'",
-                   key: "name", fragment: "holds a blob of 2 bytes, which a String attribute cannot hold"),
+                   key: "name", fragment: "holds blob <2 bytes>, which a String attribute cannot hold"),
         // 6. key allocation
         Corruption(name: "Z_MAX below the largest key", sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Contact'",
                    kinds: [.primaryKey], entity: "Contact", objectKey: "SELECT MAX(Z_PK) FROM ZCONTACT",

@@ -391,6 +391,29 @@ import Testing
         #expect(try count(fixture, "ZUSER") == 3)
     }
 
+    /// The store's unique index compares text byte for byte, so two spellings of one character (a precomposed `é`,
+    /// `e` + combining acute) are two values: neither among pending inserts nor against a stored row is that a clash.
+    @Test func uniquenessTellsTwoSpellingsApart() throws {
+        let model = try ObjectModel {
+            EntityDescription("Tag") {
+                Attribute("label", .string).required()
+                Unique("label")
+            }
+        }
+        let fixture = try GraphFixture(model)
+        func tag(_ context: ObjectContext, _ label: String) { context.insert("Tag").setValue(label, forKey: "label") }
+        let setup = fixture.context("setup")
+        tag(setup, "jos\u{E9}")
+        tag(setup, "jose\u{301}")
+        #expect(saveFailures(setup) == nil)
+        let context = fixture.context()
+        tag(context, "ren\u{E9}")
+        tag(context, "rene\u{301}")
+        tag(context, "jose\u{301}")
+        #expect(summary(saveFailures(context)) == ["Tag label is not unique: another Tag has label 'jose\u{301}'"])
+        #expect(try count(fixture, "ZTAG") == 2)
+    }
+
     @Test func uniquenessAgainstTheStoreWithOneQuery() throws {
         let fixture = try GraphFixture(try Self.model())
         let setup = fixture.context("setup")

@@ -111,6 +111,6 @@ import Testing
         #expect(Repeated.text("x", count: 0) == "")
         #expect(Repeated.text("x", count: -2) == "")
         #expect(Repeated.text("", count: 5) == "")
-        #expect(Repeated.spaces(40) == String(repeating: " ", count: 40))
+        #expect(Repeated.text(" ", count: 40) == String(repeating: " ", count: 40))
     }
 }

@@ -107,7 +107,7 @@ final class IntegrityChecker {
         case .int64(let number): return String(number)
         case .double(let number): return String(number)
         case .string(let text): return (text.count > 40 ? String(text.prefix(40)) + "…" : text).debugDescription
-        case .blob(let data): return "<\(data.count) bytes>"
+        case .blob(let data): return "<\(data.count) byte\(data.count == 1 ? "" : "s")>"
         }
     }
 
@@ -581,22 +581,22 @@ final class IntegrityChecker {
         }
     }
 
-    /// `holds the text "abc", which an Integer 16 attribute cannot hold`, or for a number out of range `holds 70000,
-    /// outside Integer 16's range`.
+    /// `holds text "abc", which an Integer 16 attribute cannot hold` (the value as `valueText` shows it, after its
+    /// storage class), or for a number out of range `holds 70000, outside Integer 16's range`.
     static func wrongValueMessage(_ value: DatabaseValue, type: AttributeType) -> String {
-        let shown: String
+        let storageClass: String
         switch value.storage {
-        case .null: shown = "NULL"
+        case .null: storageClass = "NULL"
         case .int64(let number):
             if type == .integer16 || type == .integer32 { return "holds \(number), outside \(type.rawValue)'s range" }
-            shown = "the integer \(number)"
-        case .double(let number): shown = "the real number \(number)"
-        case .string(let text): shown = "the text \((text.count > 40 ? String(text.prefix(40)) + "…" : text).debugDescription)"
-        case .blob(let data): shown = "a blob of \(data.count) byte\(data.count == 1 ? "" : "s")"
+            storageClass = "integer"
+        case .double: storageClass = "real"
+        case .string: storageClass = "text"
+        case .blob: storageClass = "blob"
         }
         // Integer and ObjectID are the types whose names are said with a vowel first (a UUID, a URI).
         let article = type.rawValue.first.map { "IO".contains($0) } == true ? "an" : "a"
-        return "holds \(shown), which \(article) \(type.rawValue) attribute cannot hold"
+        return "holds \(storageClass) \(valueText(value)), which \(article) \(type.rawValue) attribute cannot hold"
     }
 
     // MARK: row counts

@@ -148,22 +148,9 @@ struct ViolationCollector {
         listedPerKind[violation.kind, default: 0] += 1
     }
 
-    /// Runs `sql`, a query whose every row is one violation of `kind`. Reads only as many rows as the listing has
-    /// room for; beyond that, SQLite counts the rest.
+    /// Runs `sql`, a query whose every row is one violation of `kind` (`addGroupedRows`, one violation a row).
     mutating func addRows(_ db: Database, _ kind: Kind, sql: String, describe: (Row) -> Violation) throws {
-        guard let room = room(for: kind) else {
-            for row in try Row.fetchAll(db, sql: sql) { add(describe(row)) }
-            return
-        }
-        var fetched = 0
-        if room > 0 {
-            let rows = try Row.fetchAll(db, sql: sql + " LIMIT \(room)")
-            for row in rows { add(describe(row)) }
-            fetched = rows.count
-            if fetched < room { return }
-        }
-        let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(sql))") ?? fetched
-        if total > fetched { counts[kind, default: 0] += total - fetched }
+        try addGroupedRows(db, kind, sql: "SELECT *, 1 AS violations FROM (\(sql))") { [describe($0)] }
     }
 
     /// Runs `sql`, a query whose every row holds one or more violations of `kind` (`describe` gives them) and whose

@@ -203,13 +203,9 @@ extension ObjectContext {
             switch slot {
             case .attribute(let index):
                 let value = object.state.isInserted ? object.newValue(at: index) : object.attributeValue(ResolvedKey(slot: slot, key: object.mapping.attributes[index].name))
-                switch value {
-                case .null: return nil
-                // Stored text compares byte for byte (the unique index is BINARY); Swift's `==` would equate
-                // canonically equivalent spellings.
-                case .string(let text): components.append(.text(Array(text.utf8)))
-                default: components.append(.value(value))
-                }
+                // Text compares byte for byte, as the store's BINARY unique index does (`AttributeValue`'s `==`).
+                if value.isNull { return nil }
+                components.append(.value(value))
             case .toOne(let index):
                 guard let destination = object.destinationID(ofToOne: index) else { return nil }
                 components.append(.object(destination))
@@ -222,7 +218,6 @@ extension ObjectContext {
 
     private func describe(_ component: UniqueComponent) -> String {
         switch component {
-        case .text(let bytes): "'\(String(decoding: bytes, as: UTF8.self))'"
         case .object(let id): uri(for: id)
         case .value(let value): ValidationRules.describe(value)
         }
@@ -231,14 +226,12 @@ extension ObjectContext {
 
 /// One key value of a uniqueness candidate, comparable the way the store's unique index compares.
 enum UniqueComponent: Hashable {
-    case text([UInt8])
     case value(AttributeValue)
     /// A to-one's destination: its primary key decides (keys are unique across an entity hierarchy).
     case object(ObjectID)
 
     static func == (lhs: UniqueComponent, rhs: UniqueComponent) -> Bool {
         switch (lhs, rhs) {
-        case (.text(let a), .text(let b)): a == b
         case (.value(let a), .value(let b)): a == b
         case (.object(let a), .object(let b)): a.primaryKey == b.primaryKey
         default: false
@@ -247,7 +240,6 @@ enum UniqueComponent: Hashable {
 
     func hash(into hasher: inout Hasher) {
         switch self {
-        case .text(let bytes): hasher.combine(0); hasher.combine(bytes)
         case .value(let value): hasher.combine(1); hasher.combine(value)
         case .object(let id): hasher.combine(2); hasher.combine(id.primaryKey)
         }
@@ -261,7 +253,6 @@ enum UniqueComponent: Hashable {
     /// The value bound in the store query.
     var argument: AttributeValue {
         switch self {
-        case .text(let bytes): .string(String(decoding: bytes, as: UTF8.self))
         case .value(let value): value
         case .object(let id): .integer(id.primaryKey)
         }
