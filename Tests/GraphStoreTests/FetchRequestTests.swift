@@ -364,21 +364,58 @@ import Testing
         #expect(sql[1].cause == .prefetch(keyPath: "lastMessage"))
         #expect(chats.count == 8)
         #expect(chats.batching?.knownIDs == 2)
+        #expect(chats.knownObjectIDs.count == 2)
         #expect(try store.fixture.measure { _ = titles([chats[0], chats[1]]) }.statements == 0)
-        // Batch 1: IDs from position 2 on (several batches' worth), its rows, its prefetch.
+        // Batch 1: keys from position 2 on (several batches' worth; keys alone, which the sort's index holds, where
+        // each row's Z_ENT would be a lookup in the table), its rows, its prefetch.
         sql = store.statements { _ = chats[2] }
         #expect(sql.map(\.sql) == [
-            "SELECT t0.Z_ENT, t0.Z_PK FROM ZCHAT t0 ORDER BY t0.ZTITLE, t0.Z_PK LIMIT 6 OFFSET 2",
+            "SELECT t0.Z_PK FROM ZCHAT t0 ORDER BY t0.ZTITLE, t0.Z_PK LIMIT 6 OFFSET 2",
             "SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZCREATEDAT, t0.ZLASTMESSAGEAT, t0.ZISPINNED, t0.ZISMUTED, t0.ZMEMBERSCOUNT, t0.ZMESSAGESCOUNT, t0.ZLASTMESSAGE, t0.ZTOPIC, t0.ZOWNER FROM ZCHAT t0 WHERE t0.Z_PK IN (?, ?)",
             "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZTEXT, t0.ZSENTAT, t0.ZKIND, t0.ZISEDITED, t0.ZCHAT, t0.Z2_CHAT, t0.ZSENDER, t0.ZREPLYTO, t0.ZFORWARDEDFROM, t0.ZLASTMESSAGEOF, t0.Z2_LASTMESSAGEOF FROM ZMESSAGE t0 WHERE t0.Z_PK IN (?, ?)",
         ])
         #expect(chats.batching?.knownIDs == 8)
-        // Batch 2: its IDs are known now, so only its rows and prefetch.
+        // A chat is a DirectChat or a GroupChat: the IDs are known as far as the batches loaded, which read Z_ENT.
+        #expect(chats.knownObjectIDs == [chats[0], chats[1], chats[2], chats[3]].map(\.objectID))
+        // Batch 2: its keys are known now, so only its rows and prefetch.
         sql = store.statements { _ = chats[5] }
         #expect(sql.count == 2)
+        #expect(chats.knownObjectIDs == (0..<6).map { chats[$0].objectID })
+        #expect((0..<6).allSatisfy { ["DirectChat", "GroupChat"].contains(chats[$0].entityName) })
         #expect(titles(chats) == expected)
         let reads = try store.fixture.measure { _ = chats.map { $0.object(forKey: "lastMessage")?.value(forKey: "text") } }
         #expect(reads.statements == 0)
+    }
+
+    /// A row deleted after its key was read, before its batch: the result keeps its place with an object that
+    /// reports the row gone, the other rows of the batch load, and the known IDs stop before the gone one, whose
+    /// entity (a DirectChat or a GroupChat) was never read.
+    @Test func aWindowedBatchWhoseRowWentAfterItsKeyWasRead() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")])
+        let reference = store.fixture.context()
+        let expected = titles(try reference.fetch(request))
+        request.fetchBatchSize = 2
+        request.batchingMode = .windowed
+        let chats = try context.fetch(request)
+        _ = chats[2]
+        #expect(chats.batching?.knownIDs == 8)
+        let writer = store.fixture.context()
+        let all = try writer.fetch(FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")]))
+        try #require(all.count == 8)
+        let doomed = all[5]
+        let doomedKey = doomed.objectID.primaryKey
+        writer.delete(doomed)
+        try writer.save()
+
+        let gone = chats[5]
+        #expect(gone.objectID.primaryKey == doomedKey)
+        #expect(gone.faultError == .objectNotFound(uri: context.uri(for: gone.objectID)))
+        #expect(gone.value(forKey: "title") == nil)
+        #expect(chats[4].value(forKey: "title") as? String == expected[4])
+        #expect(chats.knownObjectIDs == (0..<5).map { chats[$0].objectID })
+        #expect(chats[6].value(forKey: "title") as? String == expected[6])
     }
 
     @Test func aWindowedResultThatFitsInOneBatchNeedsNoCount() throws {

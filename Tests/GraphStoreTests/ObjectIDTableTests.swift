@@ -55,15 +55,42 @@ import Testing
         }
         #expect(table.count == 40)
         #expect(table.capacity <= 128)
-        // Asking for room the live keys fit in rebuilds without markers rather than growing for them.
+        // Asking for room that leaves the keys a quarter of the slots keeps the table's size: markers are cleared by
+        // a rebuild, never grown for.
         let capacity = table.capacity
-        table.reserveCapacity(capacity - 1)
+        table.reserveCapacity(capacity / 2)
         #expect(table.capacity == capacity)
         #expect(live.allSatisfy { table[$0] != nil })
         #expect(live.allSatisfy { table[$0] != nil })
         // Removing a run from its end leaves no markers behind: the table then reads as empty everywhere.
         for id in live.reversed() { table[id] = nil }
         #expect(table.isEmpty && table[live[0]] == nil)
+    }
+
+    /// A window of keys sliding through the table, a batch at a time, as a scroll's batches of objects are made and
+    /// released: each batch asks for room first (as a fetch does for its rows). The rebuilds that clear the
+    /// released keys' markers come a few batches apart, not at every batch, and the table stays a small multiple
+    /// of the window.
+    @Test func aSlidingWindowRebuildsRarely() {
+        var table = ObjectIDTable<Int>()
+        var live: [ObjectID] = []
+        let window = 400, batch = 60, batches = 200
+        var next = 0
+        for _ in 0..<batches {
+            table.reserveCapacity(table.count + batch)
+            for _ in 0..<batch {
+                let id = ObjectID(entityNumber: 1 + next % 3, primaryKey: Int64(next))
+                table[id] = next
+                live.append(id)
+                next += 1
+            }
+            while live.count > window { #expect(table.removeValue(forKey: live.removeFirst()) != nil) }
+        }
+        #expect(table.count == window)
+        #expect(live.allSatisfy { table[$0] != nil })
+        // Growing to hold the window takes a handful; clearing markers, one every several batches.
+        #expect(table.rebuilds <= batches / 5)
+        #expect(table.capacity <= window * 4)
     }
 
     /// Consecutive keys of one entity sit in neighbouring slots, sixteen to a run, so a fetch in key order (and the

@@ -24,6 +24,8 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     private(set) var count = 0
     /// Slots holding a removal's marker.
     private var markers = 0
+    /// How many times the table was rebuilt (grown or cleared of markers): for tests.
+    private(set) var rebuilds = 0
 
     /// Mixed into every key: chosen once per process, and kept in each table so that a lookup does not go through
     /// the lazily made global's once-check.
@@ -136,9 +138,13 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     mutating func reserveCapacity(_ minimumCapacity: Int) {
         var size = Swift.max(16, entries.count)
         while size / 2 < minimumCapacity { size *= 2 }
+        if size > entries.count { return resize(to: size) }
         // Markers count toward the load too: a table big enough for the keys is rebuilt without them instead of
-        // growing for them.
-        if size > entries.count || (minimumCapacity + markers) * 2 > size { resize(to: size) }
+        // growing for them. As in `makeRoom`, the rebuild doubles the table when the keys asked for would fill more
+        // than a quarter of it, so that the next rebuild is at least a quarter of the slots' inserts away: a window
+        // of objects sliding through a context (a scroll, its batches made and released) would otherwise fill the
+        // slots its rebuild freed with the next batch and rebuild again at every batch.
+        if (minimumCapacity + markers) * 2 > size { resize(to: minimumCapacity * 4 > size ? size * 2 : size) }
     }
 
     /// Rebuilds the table without markers before an insert would pass half full: at twice the size when the live
@@ -149,6 +155,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     }
 
     private mutating func resize(to size: Int) {
+        rebuilds += 1
         let old = entries
         entries = ContiguousArray(repeating: .empty, count: size)
         shift = UInt64(64 - size.trailingZeroBitCount)

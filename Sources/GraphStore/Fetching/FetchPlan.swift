@@ -258,6 +258,12 @@ struct FetchPlan: Sendable {
     /// `t0.Z_ENT, t0.Z_PK` (or `0, t0.Z_PK` for a table of one entity): what ID-only statements select.
     var idSelectList: String { (mapping.tableHasSubentities ? "t0.Z_ENT" : "0") + ", t0.Z_PK" }
 
+    /// The entity every matching row is of, when the fetched entity has no subentities (its table may hold other
+    /// entities' rows, which the statement's `Z_ENT` condition leaves out); nil when a row's own `Z_ENT` says.
+    var soleEntityNumber: Int? {
+        mapping.entityNumbers.lowerBound == mapping.entityNumbers.upperBound ? mapping.entityNumbers.lowerBound : nil
+    }
+
     /// Reads an ID from the first two columns of an ID-only statement.
     func objectID(_ handle: borrowing RowView, offset: Int32 = 0) -> ObjectID {
         let entity = mapping.tableHasSubentities ? handle.int64(offset) : Int64(mapping.number)

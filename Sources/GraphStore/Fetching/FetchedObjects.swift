@@ -63,7 +63,9 @@ public struct FetchedObjects: RandomAccessCollection {
     }
 
     /// The IDs of the leading objects whose IDs are known without reading anything: every one for a result loaded at
-    /// once or batched with all IDs first, the batches read so far (from the first, without gaps) when windowed.
+    /// once or batched with all IDs first. When windowed, the rows read so far, from the first, without gaps: the
+    /// batches loaded, and the keys read ahead of them when the fetched entity has no subentities (an entity
+    /// hierarchy's later keys are read without their `Z_ENT`, so their IDs are known once their batch is loaded).
     public var knownObjectIDs: [ObjectID] {
         guard let batches else { return objects.map(\.objectID) }
         if placed.isEmpty { return batches.knownPrefix }
@@ -119,7 +121,14 @@ final class BatchedFetch {
     let count: Int
     /// The ordered IDs, filled as they become known: as long as the last one known, not the whole result (a
     /// windowed fetch of a long list would otherwise make and clear an array of its every row for one screen).
+    ///
+    /// In windowed mode, the later IDs are read as keys alone: an index that serves the sort holds every key, but
+    /// not the `Z_ENT` of an entity hierarchy's rows, which would cost a lookup in the table per row. Until its
+    /// batch is loaded, such a row's entry holds its key with `unresolvedEntity`; the batch's statement, which
+    /// selects by key, brings each row's entity.
     private var ids: [ObjectID?]
+    /// The entity number of an entry whose key is known and whose entity is not yet (no entity has it).
+    private static let unresolvedEntity = -1
     private var knownIDs = 0
     /// ID statements run so far (windowed mode).
     private var idReads = 0
@@ -192,7 +201,7 @@ final class BatchedFetch {
     var knownPrefix: [ObjectID] {
         var prefix: [ObjectID] = []
         for id in ids {
-            guard let id else { break }
+            guard let id, id.entityNumber != Self.unresolvedEntity else { break }
             prefix.append(id)
         }
         return prefix
@@ -245,7 +254,8 @@ final class BatchedFetch {
         batchLoads += 1
         do {
             try readIDs(covering: range)
-            let batchIDs = range.compactMap { id(at: $0) }
+            let known = range.compactMap { position in id(at: position).map { (position: position, id: $0) } }
+            let batchIDs = known.map(\.id)
             // Written once per number of keys (a full batch, a short last one) and kept with the plan's statements.
             let sql = plan.statements.sql(.init(limit: batchIDs.count, offset: 0, counting: false, byKeys: true)) {
                 "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
@@ -255,10 +265,23 @@ final class BatchedFetch {
             let loaded = try context.loadRows(sql: sql, arguments: batchIDs.map { .integer($0.primaryKey) }, rowPlan: plan.rowPlan, joined: joined,
                                               request: plan.request, selection: plan.selection,
                                               cause: .fetch(entity: plan.mapping.name), counted: plan.counted)
-            // Rows come back in the table's order; put them in the result's.
-            var byID = ObjectIDTable<ManagedObject>(minimumCapacity: loaded.objects.count)
-            for object in loaded.objects { byID[object.objectID] = object }
-            let objects = batchIDs.map { byID[$0] ?? context.object(with: $0) }
+            // Rows come back in the table's order; put them in the result's, by key (a key is one row of the table,
+            // whatever its entity), and resolve the entries read as keys alone.
+            var byKey = ObjectIDTable<ManagedObject>(minimumCapacity: loaded.objects.count)
+            for object in loaded.objects { byKey[keyID(object.objectID.primaryKey)] = object }
+            let objects = known.map { entry -> ManagedObject in
+                if let object = byKey[keyID(entry.id.primaryKey)] {
+                    if entry.id.entityNumber == Self.unresolvedEntity { ids[entry.position] = object.objectID }
+                    return object
+                }
+                // The row is gone since its key was read. Its object is the fault that finds no row, as it was when
+                // the key came with its entity; with the entity unknown, one that already knows it has none.
+                guard entry.id.entityNumber == Self.unresolvedEntity else { return context.object(with: entry.id) }
+                let id = ObjectID(entityNumber: plan.mapping.number, primaryKey: entry.id.primaryKey)
+                let object = plan.mapping.objectClass.init(objectID: id, context: context, mapping: plan.mapping)
+                object.state.fail(.objectNotFound(uri: context.coordinator.uri(for: id)))
+                return object
+            }
             return FetchedObjects(objects, retaining: loaded.retained)
         } catch {
             // Objects that report the failure when read (a subscript cannot throw).
@@ -287,9 +310,12 @@ final class BatchedFetch {
         var read: [ObjectID] = []
         read.reserveCapacity(end - start)
         let limit = end - start
-        try context.runQuery(plan.select(plan.idSelectList, limit: limit, offset: plan.request.fetchOffset + start), plan.arguments,
+        // Keys alone (see `ids`): the entity is the fetched one's when it has no subentities, else unresolved.
+        let entity = plan.soleEntityNumber ?? Self.unresolvedEntity
+        try context.runQuery(plan.select("t0.Z_PK", limit: limit, offset: plan.request.fetchOffset + start), plan.arguments,
                              cause: .fetch(entity: plan.mapping.name)) { handle in
-            if read.count < limit { read.append(plan.objectID(handle)) }
+            // A negative key would pass for a temporary ID: read as 0, a key no row has (as `ObjectID.stored` does).
+            if read.count < limit { read.append(ObjectID(entityNumber: entity, primaryKey: max(0, handle.int64(0)))) }
         }
         if start == ids.count {
             // The usual case: the rows just past the known stretch.
@@ -303,7 +329,12 @@ final class BatchedFetch {
         }
     }
 
-    /// The ID at `position` of the result, if known.
+    /// The key in the form the loaded batch's table is searched by: one entity number for every key.
+    private func keyID(_ key: Int64) -> ObjectID {
+        ObjectID(entityNumber: plan.mapping.number, primaryKey: key)
+    }
+
+    /// The ID at `position` of the result, if known (its entity may be `unresolvedEntity`).
     private func id(at position: Int) -> ObjectID? {
         position < ids.count ? ids[position] : nil
     }
