@@ -418,6 +418,25 @@ import Testing
         #expect(chats[6].value(forKey: "title") as? String == expected[6])
     }
 
+    /// A batch whose statement fails after its keys were read without their entities: its objects report the error,
+    /// named by the fetched entity (no entity has the placeholder a key read alone carries), and the known IDs stop
+    /// before them.
+    @Test func aWindowedBatchThatCannotBeReadReportsItsRowsReadAsKeys() throws {
+        let store = try ChatStore()
+        let context = store.fixture.context()
+        var request = FetchRequest(entityName: "Chat", sortDescriptors: [.init("title")])
+        request.fetchBatchSize = 2
+        request.batchingMode = .windowed
+        let chats = try context.fetch(request)
+        _ = chats[2]
+        try store.fixture.coordinator.store.databaseWriter().write { db in try db.execute(sql: "ALTER TABLE ZCHAT DROP COLUMN ZISMUTED") }
+        let failed = chats[4]
+        #expect(failed.faultError != nil)
+        #expect(failed.entityName == "Chat")
+        #expect(context.uri(for: failed.objectID).contains("/Chat/p"))
+        #expect(chats.knownObjectIDs == (0..<4).map { chats[$0].objectID })
+    }
+
     @Test func aWindowedResultThatFitsInOneBatchNeedsNoCount() throws {
         let store = try ChatStore()
         var request = FetchRequest(entityName: "Chat", predicate: .key("isPinned") == true)

@@ -286,8 +286,9 @@ final class BatchedFetch {
         } catch {
             // Objects that report the failure when read (a subscript cannot throw).
             let objects = range.map { position -> ManagedObject in
-                let object = plan.mapping.objectClass.init(objectID: id(at: position) ?? ObjectID(entityNumber: plan.mapping.number, primaryKey: 0),
-                                                           context: context, mapping: plan.mapping)
+                // A key read without its entity names the fetched entity (no entity has `unresolvedEntity`).
+                let known = id(at: position).map { $0.entityNumber == Self.unresolvedEntity ? keyID($0.primaryKey) : $0 }
+                let object = plan.mapping.objectClass.init(objectID: known ?? keyID(0), context: context, mapping: plan.mapping)
                 object.state.fail(error)
                 return object
             }
@@ -324,8 +325,14 @@ final class BatchedFetch {
             return
         }
         for (offset, id) in read.enumerated() {
-            if self.id(at: start + offset) == nil { knownIDs += 1 }
-            setID(id, at: start + offset)
+            let position = start + offset
+            guard let known = self.id(at: position) else {
+                knownIDs += 1
+                setID(id, at: position)
+                continue
+            }
+            // A key read again keeps the entity its loaded batch gave it; a different key (the rows moved) replaces it.
+            if known.primaryKey != id.primaryKey || known.entityNumber == Self.unresolvedEntity { setID(id, at: position) }
         }
     }
 
