@@ -254,8 +254,10 @@ final class BatchedFetch {
         batchLoads += 1
         do {
             try readIDs(covering: range)
-            let known = range.compactMap { position in id(at: position).map { (position: position, id: $0) } }
-            let batchIDs = known.map(\.id)
+            // Keys past the end of a result that shrank since it was counted (rows deleted before their keys were
+            // read) are unknown: their places hold objects that report no row, so every index still gives an object.
+            let batchIDs = range.compactMap { id(at: $0) }
+            guard !batchIDs.isEmpty else { return FetchedObjects(range.map { _ in missingRow(keyID(0)) }, retaining: []) }
             // Written once per number of keys (a full batch, a short last one) and kept with the plan's statements.
             let sql = plan.statements.sql(.init(limit: batchIDs.count, offset: 0, counting: false, byKeys: true)) {
                 "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
@@ -269,18 +271,16 @@ final class BatchedFetch {
             // whatever its entity), and resolve the entries read as keys alone.
             var byKey = ObjectIDTable<ManagedObject>(minimumCapacity: loaded.objects.count)
             for object in loaded.objects { byKey[keyID(object.objectID.primaryKey)] = object }
-            let objects = known.map { entry -> ManagedObject in
-                if let object = byKey[keyID(entry.id.primaryKey)] {
-                    if entry.id.entityNumber == Self.unresolvedEntity { ids[entry.position] = object.objectID }
+            let objects = range.map { position -> ManagedObject in
+                guard let id = id(at: position) else { return missingRow(keyID(0)) }
+                if let object = byKey[keyID(id.primaryKey)] {
+                    if id.entityNumber == Self.unresolvedEntity { ids[position] = object.objectID }
                     return object
                 }
                 // The row is gone since its key was read. Its object is the fault that finds no row, as it was when
                 // the key came with its entity; with the entity unknown, one that already knows it has none.
-                guard entry.id.entityNumber == Self.unresolvedEntity else { return context.object(with: entry.id) }
-                let id = ObjectID(entityNumber: plan.mapping.number, primaryKey: entry.id.primaryKey)
-                let object = plan.mapping.objectClass.init(objectID: id, context: context, mapping: plan.mapping)
-                object.state.fail(.objectNotFound(uri: context.coordinator.uri(for: id)))
-                return object
+                guard id.entityNumber == Self.unresolvedEntity else { return context.object(with: id) }
+                return missingRow(keyID(id.primaryKey))
             }
             return FetchedObjects(objects, retaining: loaded.retained)
         } catch {
@@ -294,6 +294,13 @@ final class BatchedFetch {
             }
             return FetchedObjects(objects, retaining: [])
         }
+    }
+
+    /// An object of the fetched entity, not registered, that reports its row does not exist.
+    private func missingRow(_ id: ObjectID) -> ManagedObject {
+        let object = plan.mapping.objectClass.init(objectID: id, context: context, mapping: plan.mapping)
+        object.state.fail(.objectNotFound(uri: context.coordinator.uri(for: id)))
+        return object
     }
 
     /// Windowed mode: reads the ordered IDs of `range` (and a few batches beyond, for scrolling on) if unknown.
