@@ -5,12 +5,12 @@ import Testing
 
 /// Seeded random reads of windowed results over an entity hierarchy (a chat is a `DirectChat` or a `GroupChat`),
 /// whose later keys are read without their entities: random batch sizes, few loaded batches (so batches are dropped
-/// and read again), a random first index, reads in any order, and chats deleted elsewhere between reads (from the
-/// first read on for odd seeds, after sixty reads for even ones).
+/// and read again), a random first index, reads in any order, and chats deleted or inserted elsewhere between reads
+/// (from the first read on for odd seeds, after sixty reads for even ones).
 ///
-/// Until the first delete, every index gives the row the plain fetch gave there, and the known IDs are a prefix of
-/// the plain fetch's IDs. After deletes, keys read later come from the store as it is then (a windowed result reads
-/// its later keys when it needs them, so rows may shift), but every object is still a row the plain fetch found, with
+/// Until the store first changes, every index gives the row the plain fetch gave there, and the known IDs are a
+/// prefix of the plain fetch's IDs. After that, keys read later come from the store as it is then (a windowed result
+/// reads its later keys when it needs them, so rows may shift), but every object is still a row the store had, with
 /// its own entity, or one that reports its row gone (as does a place past the end of a result that shrank before its
 /// key was read, which trapped before); and every known ID is a row's real ID, never a key without its entity.
 ///
@@ -46,22 +46,34 @@ import Testing
         let context = store.fixture.context("reader")
         let result = try context.fetch(request, firstReading: random.below(reference.count + 3))
         #expect(result.count == reference.count)
-        let idByKey = Dictionary(uniqueKeysWithValues: reference.map { ($0.primaryKey, $0) })
+        // Every row's ID by key: the plain fetch's, then the chats inserted elsewhere.
+        var idByKey = Dictionary(uniqueKeysWithValues: reference.map { ($0.primaryKey, $0) })
         var deleted = Set<ObjectID>()
+        var changed = false
         for step in 0..<160 {
             if step >= (seed % 2 == 0 ? 60 : 0), random.below(10) == 0 {
-                // A chat deleted elsewhere.
+                // A chat deleted elsewhere, or one inserted.
                 let writer = store.fixture.context("writer")
-                let doomed = reference[random.below(reference.count)]
-                if deleted.insert(doomed).inserted {
-                    writer.delete(try writer.existingObject(with: doomed))
+                if random.below(3) == 0 {
+                    let chat = writer.insert(random.below(2) == 0 ? "DirectChat" : "GroupChat")
+                    chat.setValue(["a", "b", "c", "d"][random.below(4)] + "\(step % 3)", forKey: "title")
+                    chat.setValue(Date(timeIntervalSinceReferenceDate: 700_000_000), forKey: "createdAt")
                     try writer.save()
+                    idByKey[chat.objectID.primaryKey] = chat.objectID
+                    changed = true
+                } else {
+                    let doomed = reference[random.below(reference.count)]
+                    if deleted.insert(doomed).inserted {
+                        writer.delete(try writer.existingObject(with: doomed))
+                        try writer.save()
+                        changed = true
+                    }
                 }
             }
             let index = random.below(result.count)
             let object = result[index]
             let known = result.knownObjectIDs
-            guard deleted.isEmpty else {
+            guard !changed else {
                 #expect(known.allSatisfy { idByKey[$0.primaryKey] == $0 }, "seed \(seed): \(known)")
                 // A place past the end of a result that shrank before its key was read: no row, and it says so.
                 guard object.objectID.primaryKey != 0 else {
