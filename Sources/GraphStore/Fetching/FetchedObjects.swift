@@ -257,7 +257,7 @@ final class BatchedFetch {
             // Keys past the end of a result that shrank since it was counted (rows deleted before their keys were
             // read) are unknown: their places hold objects that report no row, so every index still gives an object.
             let batchIDs = range.compactMap { id(at: $0) }
-            guard !batchIDs.isEmpty else { return FetchedObjects(range.map { _ in missingRow(keyID(0)) }, retaining: []) }
+            guard !batchIDs.isEmpty else { return FetchedObjects(range.map { missingRow(at: $0) }, retaining: []) }
             // Written once per number of keys (a full batch, a short last one) and kept with the plan's statements.
             let sql = plan.statements.sql(.init(limit: batchIDs.count, offset: 0, counting: false, byKeys: true)) {
                 "SELECT \(plan.rowPlan.selectList)\(joined.selectList)\(plan.countsSelectList) FROM \(plan.mapping.table) t0"
@@ -272,7 +272,7 @@ final class BatchedFetch {
             var byKey = ObjectIDTable<ManagedObject>(minimumCapacity: loaded.objects.count)
             for object in loaded.objects { byKey[keyID(object.objectID.primaryKey)] = object }
             let objects = range.map { position -> ManagedObject in
-                guard let id = id(at: position) else { return missingRow(keyID(0)) }
+                guard let id = id(at: position) else { return missingRow(at: position) }
                 if let object = byKey[keyID(id.primaryKey)] {
                     if id.entityNumber == Self.unresolvedEntity { ids[position] = object.objectID }
                     return object
@@ -280,27 +280,34 @@ final class BatchedFetch {
                 // The row is gone since its key was read. Its object is the fault that finds no row, as it was when
                 // the key came with its entity; with the entity unknown, one that already knows it has none.
                 guard id.entityNumber == Self.unresolvedEntity else { return context.object(with: id) }
-                return missingRow(keyID(id.primaryKey))
+                return missingRow(at: position)
             }
             return FetchedObjects(objects, retaining: loaded.retained)
         } catch {
             // Objects that report the failure when read (a subscript cannot throw).
-            let objects = range.map { position -> ManagedObject in
-                // A key read without its entity names the fetched entity (no entity has `unresolvedEntity`).
-                let known = id(at: position).map { $0.entityNumber == Self.unresolvedEntity ? keyID($0.primaryKey) : $0 }
-                let object = plan.mapping.objectClass.init(objectID: known ?? keyID(0), context: context, mapping: plan.mapping)
-                object.state.fail(error)
-                return object
-            }
-            return FetchedObjects(objects, retaining: [])
+            return FetchedObjects(range.map { failedObject(at: $0, error) }, retaining: [])
         }
     }
 
-    /// An object of the fetched entity, not registered, that reports its row does not exist.
-    private func missingRow(_ id: ObjectID) -> ManagedObject {
-        let object = plan.mapping.objectClass.init(objectID: id, context: context, mapping: plan.mapping)
-        object.state.fail(.objectNotFound(uri: context.coordinator.uri(for: id)))
+    /// The object for `position` when its row cannot be had: of the fetched entity, not registered, reporting
+    /// `error`, named by `placeID(at:)`.
+    private func failedObject(at position: Int, _ error: ContextError) -> ManagedObject {
+        let object = plan.mapping.objectClass.init(objectID: placeID(at: position), context: context, mapping: plan.mapping)
+        object.state.fail(error)
         return object
+    }
+
+    /// `failedObject` for a row that does not exist.
+    private func missingRow(at position: Int) -> ManagedObject {
+        failedObject(at: position, .objectNotFound(uri: context.coordinator.uri(for: placeID(at: position))))
+    }
+
+    /// The ID an object made for `position` without its row carries: the ID known there; for a key read without its
+    /// entity, the key with the fetched entity (no entity has `unresolvedEntity`); for an unknown key (past the end
+    /// of a result that shrank), key 0, which no row has.
+    private func placeID(at position: Int) -> ObjectID {
+        guard let id = id(at: position) else { return keyID(0) }
+        return id.entityNumber == Self.unresolvedEntity ? keyID(id.primaryKey) : id
     }
 
     /// Windowed mode: reads the ordered IDs of `range` (and a few batches beyond, for scrolling on) if unknown.
