@@ -54,4 +54,31 @@ import Testing
         }
         #expect(states[3]?.added.count == 80)
     }
+
+    /// A count read with the row is kept without allocating (a counting fetch gives every object one); recording
+    /// anything more for it, or a second state, moves it among the others, and it reads the same throughout.
+    @Test func aCountAloneAllocatesNothing() {
+        var states = ToManyStates()
+        states[2] = ToManyState(storedCount: 7)
+        #expect(states.holdsNoStorage)
+        #expect(states[2]?.storedCount == 7)
+        #expect(states.keys == [2])
+        #expect(!states.isEmpty)
+        states[2]?.storedCount = 8
+        #expect(states.holdsNoStorage)
+        #expect(states[2]?.knownCount == 8)
+        states[4] = ToManyState(storedCount: 1)
+        #expect(!states.holdsNoStorage)
+        #expect(Set(states.keys) == [2, 4])
+        states[2, default: ToManyState()].added.append(ObjectID(entityNumber: 1, primaryKey: 9))
+        #expect(states[2]?.storedCount == 8)
+        #expect(states[2]?.knownCount == nil)
+        #expect(states[2]?.added.count == 1)
+        #expect(Set(states.keys) == [2, 4])
+        states[2] = nil
+        states[4] = nil
+        #expect(states.isEmpty)
+        states[5] = ToManyState(members: [])
+        #expect(!states.holdsNoStorage)
+    }
 }

@@ -266,7 +266,8 @@ final class BatchedFetch {
             }
             let loaded = try context.loadRows(sql: sql, arguments: batchIDs.map { .integer($0.primaryKey) }, rowPlan: plan.rowPlan, joined: joined,
                                               request: plan.request, selection: plan.selection,
-                                              cause: .fetch(entity: plan.mapping.name), counted: plan.counted)
+                                              cause: .fetch(entity: plan.mapping.name), counted: plan.counted,
+                                              expectedRows: batchIDs.count)
             // Rows come back in the table's order; put them in the result's, by key (a key is one row of the table,
             // whatever its entity), and resolve the entries read as keys alone.
             var byKey = ObjectIDTable<ManagedObject>(minimumCapacity: loaded.objects.count)

@@ -38,7 +38,8 @@ extension ObjectContext {
         }
         return try loadRows(sql: sql, arguments: arguments, rowPlan: plan.rowPlan,
                             joined: joined, request: request, selection: plan.selection, cause: .fetch(entity: plan.mapping.name),
-                            counted: plan.counted, countColumn: counting ? joined.endColumn + Int32(plan.counted.count) : nil)
+                            counted: plan.counted, countColumn: counting ? joined.endColumn + Int32(plan.counted.count) : nil,
+                            expectedRows: limit)
     }
 
     /// Reads full rows (and the joined prefetch's rows beside them), caches them, makes the objects, fills the
@@ -48,9 +49,13 @@ extension ObjectContext {
     func loadRows(
         sql: String, arguments: [AttributeValue], rowPlan: RowReadPlan, joined: JoinedPrefetch, request: FetchRequest,
         selection: PropertySelection, cause: StatementCause,
-        counted: [FetchPlan.CountedToMany] = [], countColumn: Int32? = nil
+        counted: [FetchPlan.CountedToMany] = [], countColumn: Int32? = nil, expectedRows: Int = 0
     ) throws(ContextError) -> LoadedObjects {
         var rows: [RowSnapshot] = []
+        // Room for the rows the statement can return, when that is a screenful or a batch (not a large limit that
+        // few rows may meet), so that the arrays do not grow through every size on the way.
+        let room = expectedRows <= 1_024 ? expectedRows : 0
+        rows.reserveCapacity(room)
         var found = joined.makeRows()
         var total: Int?
         // With a joined to-many a row comes once per member: it is read the first time only.
@@ -59,6 +64,7 @@ extension ObjectContext {
         let readsJoins = !joined.nodes.isEmpty
         // Per row read, the sizes of `counted`, in order.
         var sizes: [Int] = []
+        sizes.reserveCapacity(room * counted.count)
         let countsColumn = joined.endColumn
         try runQuery(sql, arguments, cause: cause) { handle in
             if !repeatsRows || seen.insert(rowPlan.objectID(handle, offset: 0)).inserted {
@@ -96,9 +102,16 @@ extension ObjectContext {
             return object
         }
         if !counted.isEmpty {
+            // The counted to-manys' slots, found by name once per entity met rather than once per row.
+            var slots: (mapping: EntityMapping, indices: [Int?])?
             for (row, object) in objects.enumerated() {
-                for (position, toMany) in counted.enumerated() {
-                    offer(storedCount: sizes[row * counted.count + position], of: toMany.name, to: object)
+                if slots?.mapping !== object.mapping {
+                    slots = (object.mapping, counted.map { toMany in
+                        if case .toMany(let index)? = object.mapping.slot(forKey: toMany.name) { index } else { nil }
+                    })
+                }
+                for (position, index) in (slots?.indices ?? []).enumerated() {
+                    if let index { offer(storedCount: sizes[row * counted.count + position], toMany: index, to: object) }
                 }
             }
         }
@@ -106,10 +119,10 @@ extension ObjectContext {
         return LoadedObjects(objects: objects, retained: retained, total: total)
     }
 
-    /// Gives `object` the store's count of its to-many `name`, read with its row, unless the context already holds
-    /// more: the members read, or changes made to them.
-    private func offer(storedCount count: Int, of name: String, to object: ManagedObject) {
-        guard !object.isInserted, case .toMany(let index)? = object.mapping.slot(forKey: name) else { return }
+    /// Gives `object` the store's count of its to-many at `index`, read with its row, unless the context already
+    /// holds more: the members read, or changes made to them.
+    private func offer(storedCount count: Int, toMany index: Int, to object: ManagedObject) {
+        guard !object.isInserted else { return }
         var state = object.toManyStates[index] ?? ToManyState()
         guard state.members == nil, !state.hasChanges else { return }
         state.storedCount = count
