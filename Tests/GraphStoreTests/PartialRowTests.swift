@@ -1,4 +1,5 @@
 import ChatFixture
+import class GRDB.DatabaseQueue
 import Foundation
 import GraphStore
 import Testing
@@ -77,7 +78,7 @@ import Testing
             switch strategy {
             case .joined:
                 #expect(sql.map(\.sql) == [
-                    "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZTEXT, t0.ZSENDER, p1.Z_PK, p1.Z_OPT, p1.ZNAME FROM ZMESSAGE t0 LEFT JOIN ZUSER p1 ON p1.Z_PK = t0.ZSENDER ORDER BY t0.Z_PK",
+                    "SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZTEXT, t0.ZSENDER, p1.Z_OPT, p1.ZNAME FROM ZMESSAGE t0 LEFT JOIN ZUSER p1 ON p1.Z_PK = t0.ZSENDER ORDER BY t0.Z_PK",
                 ])
             case .separateQueries:
                 #expect(sql.count == 2)
@@ -95,6 +96,51 @@ import Testing
         }
     }
 
+    /// A joined row is read without its `Z_PK` (the foreign key the join follows gives it), and its version says
+    /// whether the join found a row: a foreign key to no row leaves its object a fault that finds the row gone, and
+    /// a row whose version is NULL (no store writes one) is left to a fault that reads it, with its real values.
+    @Test func aJoinedRowReadWithoutItsKeyIsTakenOnlyWhenTheJoinFoundIt() throws {
+        let store = try ChatStore()
+        let messageMapping = try #require(store.coordinator.mapping(forEntity: "Message"))
+        let userTable = try #require(store.coordinator.mapping(forEntity: "User")).table
+        let senderColumn = try #require(messageMapping.toOnes.first { $0.name == "sender" }).column
+        let (dangling, nullVersioned) = try DatabaseQueue(path: store.fixture.path).write { db -> (Int64, Int64) in
+            let first = try #require(try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM \(messageMapping.table)"))
+            let firstSender = try Int64.fetchOne(db, sql: "SELECT \(senderColumn) FROM \(messageMapping.table) WHERE Z_PK = ?", arguments: [first])
+            try db.execute(sql: "UPDATE \(messageMapping.table) SET \(senderColumn) = 999999 WHERE Z_PK = ?", arguments: [first])
+            let other = try #require(try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM \(userTable) WHERE Z_PK IS NOT ?", arguments: [firstSender]))
+            try db.execute(sql: "UPDATE \(userTable) SET Z_OPT = NULL WHERE Z_PK = ?", arguments: [other])
+            return (first, other)
+        }
+        let expectedName = try DatabaseQueue(path: store.fixture.path).read { db in
+            try String.fetchOne(db, sql: "SELECT ZNAME FROM \(userTable) WHERE Z_PK = ?", arguments: [nullVersioned])
+        }
+        store.coordinator.rowCache.removeAll()
+        let context = store.fixture.context()
+        var fetched: FetchedObjects?
+        let sql = try store.statements { fetched = try context.fetch(messages(["text", "sender.name"], prefetch: ["sender"])) }
+        #expect(sql.count == 1)
+        let all = Array(try #require(fetched))
+        let orphan = try #require(all.first { $0.objectID.primaryKey == dangling }?.object(forKey: "sender"))
+        #expect(orphan.objectID.primaryKey == 999_999)
+        #expect(orphan.isFault)
+        let read = try store.fixture.measure { _ = orphan.value(forKey: "name") }
+        #expect(read.statements == 1)
+        #expect(orphan.faultError != nil)
+        let unversioned = all.compactMap { $0.object(forKey: "sender") }.filter { $0.objectID.primaryKey == nullVersioned }
+        #expect(!unversioned.isEmpty)
+        #expect(unversioned.allSatisfy { $0.isFault })
+        let names = try store.fixture.measure {
+            #expect(unversioned.allSatisfy { $0.value(forKey: "name") as? String == expectedName })
+        }
+        #expect(names.statements == 1)
+        // Every other sender came with its message: reading their names runs nothing.
+        let others = all.compactMap { $0.object(forKey: "sender") }.filter { $0.objectID.primaryKey != nullVersioned && $0 !== orphan }
+        #expect(!others.isEmpty)
+        let rest = try store.fixture.measure { for user in others { _ = user.value(forKey: "name") } }
+        #expect(rest.statements == 0)
+    }
+
     @Test func aWindowedBatchCarriesOnlyTheChosenColumns() throws {
         let store = try ChatStore()
         let context = store.fixture.context()
@@ -107,7 +153,7 @@ import Testing
         var fetched: FetchedObjects?
         let sql = try store.statements { fetched = try context.fetch(request) }
         #expect(sql.map(\.sql) == [
-            "SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, p1.Z_PK, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, p2.Z_PK, p2.Z_OPT, p2.ZNAME, "
+            "SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, p2.Z_OPT, p2.ZNAME, "
                 + "(SELECT COUNT(*) FROM ZCHAT t0) AS _count FROM ZCHAT t0 "
                 + "LEFT JOIN ZMESSAGE p1 ON p1.Z_PK = t0.ZLASTMESSAGE LEFT JOIN ZUSER p2 ON p2.Z_PK = p1.ZSENDER "
                 + "ORDER BY t0.ZISPINNED DESC, t0.ZLASTMESSAGEAT DESC, t0.Z_PK LIMIT 3",
@@ -120,7 +166,7 @@ import Testing
         #expect(first.statements == 0)
         // A later batch reads the same columns.
         let later = store.statements { _ = chats[5].value(forKey: "title") }
-        #expect(later.last?.sql.hasPrefix("SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, p1.Z_PK, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, p2.Z_PK, p2.Z_OPT, p2.ZNAME FROM ZCHAT t0 ") == true)
+        #expect(later.last?.sql.hasPrefix("SELECT t0.Z_ENT, t0.Z_PK, t0.Z_OPT, t0.ZTITLE, t0.ZISPINNED, t0.ZLASTMESSAGE, p1.Z_OPT, p1.ZTEXT, p1.ZSENDER, p2.Z_OPT, p2.ZNAME FROM ZCHAT t0 ") == true)
     }
 
     @Test func theRowCacheKeepsPartialRowsAndKnowsWhatTheyLack() throws {

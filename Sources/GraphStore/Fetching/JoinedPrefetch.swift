@@ -13,6 +13,9 @@ struct JoinedPrefetch: Sendable {
         let plan: RowReadPlan
         /// Where the destination's columns start in the result row.
         let offset: Int32
+        /// The result column of the foreign key the join follows, when the node's row is read without its own
+        /// `Z_PK` (`RowReadPlan.joinedSelectList(alias:keyElsewhere:)`); -1 when it selects its key.
+        var keyColumn: Int32 = -1
     }
 
     /// A joined to-many: its destination node, and where the owners' columns are.
@@ -33,7 +36,7 @@ struct JoinedPrefetch: Sendable {
     private var toManyIndex = -1
     private var ownerKey = RowKey(offset: 0, hasEntityColumn: false, defaultEntity: 0, entityNumbers: 0...0)
     private(set) var joins: [String] = []
-    /// ", p1.Z_PK, …" (with its leading comma), or "" when nothing is joined.
+    /// ", p1.Z_OPT, …" (with its leading comma), or "" when nothing is joined.
     private(set) var selectList = ""
     /// Key paths left for separate statements.
     private(set) var remainingKeyPaths: [String] = []
@@ -104,9 +107,15 @@ struct JoinedPrefetch: Sendable {
                 let alias = "p\(nodes.count + 1)"
                 let plan = coordinator.planCache.rowPlan(forTableOf: step.destination, properties: selection.names(at: step.prefix), coordinator: coordinator)
                 joins.append("LEFT JOIN \(step.destination.table) \(alias) ON \(alias).Z_PK = \(parentAlias).\(step.toOne.column)")
-                let (term, leading) = plan.joinedSelectList(alias: alias)
+                // The row's key is the foreign key the join follows, when the parent's columns hold it: selecting
+                // the joined row's Z_PK as well would cost SQLite a value per row for nothing. A joined to-many's
+                // owner is found by its own key, so with one joined every row keeps its key.
+                let foreignKey = request.joinsToManyPrefetch ? nil
+                    : parentPlan.columns.firstIndex(of: "t0." + step.toOne.column).map { parentOffset + Int32($0) }
+                let (term, leading) = plan.joinedSelectList(alias: alias, keyElsewhere: foreignKey != nil)
                 terms.append(term)
-                nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next - leading))
+                nodes.append(Node(keyPath: step.prefix, alias: alias, plan: plan, offset: next - leading,
+                                  keyColumn: leading == 2 ? foreignKey ?? -1 : -1))
                 next += plan.columnCount - leading
                 (parentAlias, parentPlan, parentOffset) = (alias, plan, nodes[nodes.count - 1].offset)
             }
@@ -125,7 +134,7 @@ struct JoinedPrefetch: Sendable {
         }
         selectList = terms.isEmpty ? "" : ", " + terms.joined(separator: ", ")
         endColumn = next
-        keys = nodes.map { RowKey(offset: $0.offset, plan: $0.plan) }
+        keys = nodes.map { RowKey(offset: $0.offset, plan: $0.plan, keyColumn: $0.keyColumn) }
         if let toMany {
             toManyIndex = nodes.firstIndex { $0.offset == toMany.node.offset } ?? -1
             ownerKey = RowKey(offset: toMany.ownerOffset, plan: toMany.ownerPlan)
@@ -138,20 +147,30 @@ struct JoinedPrefetch: Sendable {
         let hasEntityColumn: Bool
         let defaultEntity: Int
         let entityNumbers: ClosedRange<Int>
+        /// The foreign key that gives the row's key, or -1: the row's own `Z_PK`, after `offset`.
+        let keyColumn: Int32
 
-        init(offset: Int32, hasEntityColumn: Bool, defaultEntity: Int, entityNumbers: ClosedRange<Int>) {
+        init(offset: Int32, hasEntityColumn: Bool, defaultEntity: Int, entityNumbers: ClosedRange<Int>, keyColumn: Int32 = -1) {
             self.offset = offset
             self.hasEntityColumn = hasEntityColumn
             self.defaultEntity = defaultEntity
             self.entityNumbers = entityNumbers
+            self.keyColumn = keyColumn
         }
 
-        init(offset: Int32, plan: RowReadPlan) {
-            self.init(offset: offset, hasEntityColumn: plan.hasEntityColumn, defaultEntity: plan.defaultEntity, entityNumbers: plan.entityNumbers)
+        init(offset: Int32, plan: RowReadPlan, keyColumn: Int32 = -1) {
+            self.init(offset: offset, hasEntityColumn: plan.hasEntityColumn, defaultEntity: plan.defaultEntity, entityNumbers: plan.entityNumbers,
+                      keyColumn: keyColumn)
         }
 
         /// The row's ID; nil when its columns are NULL (a left join that found nothing).
         func objectID(_ handle: borrowing RowView) -> ObjectID? {
+            if keyColumn >= 0 {
+                // Read without its key: its version, the first column it has, is NULL when the join found nothing.
+                // (A row whose version is NULL, which no store writes, is left unread: a fault reads it later.)
+                if handle.isNull(offset + 2) { return nil }
+                return ObjectID.stored(entity: Int64(defaultEntity), of: entityNumbers, key: handle.int64(keyColumn))
+            }
             if handle.isNull(offset + 1) { return nil }
             let entity = hasEntityColumn ? handle.int64(offset) : Int64(defaultEntity)
             return ObjectID.stored(entity: entity, of: entityNumbers, key: handle.int64(offset + 1))
@@ -198,7 +217,7 @@ struct JoinedPrefetch: Sendable {
             guard let id = keys[index].objectID(handle) else { continue }
             if found.seen[id] == nil {
                 found.seen[id] = ()
-                found.byNode[index].append(handle.snapshot(nodes[index].plan, offset: keys[index].offset))
+                found.byNode[index].append(handle.snapshot(nodes[index].plan, offset: keys[index].offset, key: id.primaryKey))
             }
             // A member comes once per row of its owner (its owner's own row repeats with every member of it).
             if index == toManyIndex, let owner, found.membersSeen.insert(id).inserted {

@@ -389,9 +389,20 @@ public struct RowReadPlan: Sendable {
     /// term of a table with no sub-entities (the joined row's entity is then the plan's own, and the column would
     /// only cost SQLite a value per row). `leading` is how many terms that leaves out (0 or 1): a reader of the
     /// row takes the column before its first one as its `offset`, so the key stays at `offset + 1`.
-    func joinedSelectList(alias: String) -> (sql: String, leading: Int32) {
+    ///
+    /// With `keyElsewhere` (the statement already selects the row's key: the foreign key its join follows), a table
+    /// with no sub-entities leaves out `Z_PK` too (`leading` 2): the row then starts at its version, whose NULL
+    /// says the join found nothing, and its reader is given the key.
+    func joinedSelectList(alias: String, keyElsewhere: Bool = false) -> (sql: String, leading: Int32) {
         guard !hasEntityColumn, columns.first == "0" else { return (selectList(alias: alias), 0) }
+        if keyElsewhere, leavesOutKey { return (Self.qualified(columns.dropFirst(2), alias: alias), 2) }
         return (Self.qualified(columns.dropFirst(), alias: alias), 1)
+    }
+
+    /// Whether a joined row of this plan can be read without its `Z_PK`: no sub-entities, and its version right
+    /// after the key (the column that says whether the join found a row).
+    var leavesOutKey: Bool {
+        !hasEntityColumn && columns.count >= 3 && columns[0] == "0" && columns[1] == "t0.Z_PK" && columns[2] == "t0.Z_OPT"
     }
 
     /// The number of result columns a row takes.

@@ -109,12 +109,14 @@ enum SQLiteValues {
     }
 
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
-    static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot {
+    /// With `key`, the row's key is that rather than the column after `offset` (a joined row read without its
+    /// `Z_PK`, `RowReadPlan.joinedSelectList(alias:keyElsewhere:)`).
+    static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0, key: Int64? = nil) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(truncatingIfNeeded: sqlite3_column_int64(statement, offset)) : plan.defaultEntity
         let reader = plan.reader(forEntity: entity)
         // The reader owns the position buffer (and, through its mapping, the decoding's): kept to the end.
         return withExtendedLifetime(reader) {
-            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded)
+            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded, key: key)
         }
     }
 
@@ -122,7 +124,7 @@ enum SQLiteValues {
     /// negative position is a term the statement did not select: its value is left a placeholder (`loaded` says
     /// which are held). Everything it reads per row is a plain value or pointer (`RowDecoding`): nothing retained.
     private static func snapshot(_ statement: OpaquePointer, decoding: RowDecoding, positions: UnsafeBufferPointer<Int32>?, offset: Int32,
-                                 loaded: LoadedProperties? = nil) -> RowSnapshot {
+                                 loaded: LoadedProperties? = nil, key: Int64? = nil) -> RowSnapshot {
         // The result column of the select list's term `term` (-1: not selected).
         @inline(__always) func column(_ term: Int) -> Int32 {
             guard let positions else { return offset &+ Int32(truncatingIfNeeded: term) }
@@ -130,7 +132,7 @@ enum SQLiteValues {
             return position < 0 ? -1 : offset &+ position
         }
         let id = ObjectID.stored(entity: decoding.hasEntityColumn ? sqlite3_column_int64(statement, column(0)) : Int64(decoding.number),
-                                 of: decoding.entityNumbers, key: sqlite3_column_int64(statement, column(1)))
+                                 of: decoding.entityNumbers, key: key ?? sqlite3_column_int64(statement, column(1)))
         let version = sqlite3_column_int64(statement, column(2))
         let types = decoding.attributeTypes
         let destinations = decoding.toOnes

@@ -30,7 +30,9 @@ struct RowView: ~Copyable {
     /// A row selected with `mapping.selectList`.
     func snapshot(_ mapping: EntityMapping) -> RowSnapshot { SQLiteValues.snapshot(handle, mapping: mapping) }
     /// A row selected with `plan.selectList`, its columns starting at `offset`.
-    func snapshot(_ plan: RowReadPlan, offset: Int32 = 0) -> RowSnapshot { SQLiteValues.snapshot(handle, plan: plan, offset: offset) }
+    func snapshot(_ plan: RowReadPlan, offset: Int32 = 0, key: Int64? = nil) -> RowSnapshot {
+        SQLiteValues.snapshot(handle, plan: plan, offset: offset, key: key)
+    }
 }
 
 /// Runs statements on one connection for one piece of work (a fault, a fetch, a save, a preview): the one place
