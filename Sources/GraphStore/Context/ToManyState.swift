@@ -63,7 +63,8 @@ struct ToManyState {
 ///
 /// A state that holds only a count read with the row is kept apart, in two words of the object itself, until
 /// anything else is recorded for its slot: a counting fetch of fifty messages would otherwise allocate an array for
-/// each message and free it with the message (about a twentieth of `open-chat`'s instructions, measured).
+/// each message and free it with the message (about 4% of `open-chat`'s instructions, measured). The price is two
+/// words on every object, counted or not: 1.6 MB for 100,000 objects.
 struct ToManyStates: Sequence {
     private var entries: [(key: Int, value: ToManyState)] = []
     /// The slot whose state is only `countOnly` (a count read with the row), or -1.
