@@ -58,7 +58,7 @@ struct BrowseCommand: ParsableCommand {
     /// - Parameter liveInPlace: whether the writer writes into the store itself rather than a temporary copy.
     static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil, liveInPlace: Bool = false) throws {
         // Without a usable terminal nothing else is worth doing (not even making the default store, or opening the
-        // store, which GRDB's pool writes to as it opens).
+        // store).
         do {
             try TerminalScreen.checkUsable()
         } catch {

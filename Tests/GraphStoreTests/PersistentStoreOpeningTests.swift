@@ -199,6 +199,55 @@ import Testing
         #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM Z_PRIMARYKEY") } == 2)
     }
 
+    /// Opening a store writable writes nothing: a WAL store's file (with no `-wal` beside it, as a closed store
+    /// leaves it) is byte for byte what it was after an open and a read, and its folder holds nothing new.
+    @Test func openingAStoreWritableChangesNothingUntilItIsWritten() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("q.sqlite")
+        do { _ = try PersistentStore.open(path: path, model: try ExperimentModels.quakes()) }
+        let listing = { try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
+        let files = try listing()
+        try #require(files == ["q.sqlite"], "a closed store left \(files)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        do {
+            let store = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
+            #expect(!store.isReadOnly)
+            #expect(try store.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM Z_PRIMARYKEY") } == 2)
+            // SQLite's advice for WAL: sync at checkpoints (NORMAL, 1), not at every commit.
+            #expect(try store.databaseWriter().read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 1)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes, "opening the store writable changed its file")
+        #expect(try listing() == files)
+    }
+
+    /// A store in rollback-journal mode (Core Data's older stores) stays in it when opened writable and written:
+    /// the open does not turn it into a WAL store, and its writer keeps SQLite's FULL sync, which that mode needs.
+    @Test func aRollbackJournalStoreKeepsItsJournalModeWhenWritten() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("q.sqlite")
+        do { _ = try PersistentStore.open(path: path, model: try ExperimentModels.quakes()) }
+        try checkpointAndClose(path)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        do {
+            _ = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes, "opening the store writable changed its file")
+        do {
+            let store = try PersistentStore.open(path: path, model: try ExperimentModels.quakes())
+            let writer = try store.databaseWriter()
+            #expect(try writer.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+            try writer.write { db in try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 7 WHERE Z_ENT = 1") }
+        }
+        let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(20)
+        // Bytes 18 and 19: 1 for a rollback journal, 2 for WAL.
+        #expect(Array(header.suffix(2)) == [1, 1])
+        let queue = try DatabaseQueue(path: path)
+        #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "delete")
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 1") } == 7)
+        try queue.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["q.sqlite"])
+    }
+
     /// Folds the WAL back into the main file so a copy of the file alone is a whole database.
     private func checkpointAndClose(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)

@@ -58,7 +58,7 @@ public final class PersistentStore: Sendable {
     public let wasCreated: Bool
     /// How long its connections wait for another connection's lock (`Options.busyTimeout`).
     public let busyTimeout: TimeInterval
-    /// The connections: a WAL pool when writable, a read-only queue otherwise.
+    /// The store's connection: writable unless the store was opened read-only (a look's queue that only reads).
     public let database: any DatabaseReader
     private let writer: (any DatabaseWriter)?
 
@@ -181,8 +181,12 @@ public final class PersistentStore: Sendable {
             }
             try? queue?.close()
             return try wrapSQLiteErrors(path: path, options: options) {
-                let pool = try DatabasePool(path: path, configuration: configuration(readOnly: false, options: options))
-                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: pool, writer: pool, look: nil,
+                // A queue, not GRDB's pool: opening a pool switches the file to WAL and, when its -wal is absent or
+                // empty, commits a table made and dropped at once, so that merely opening a store writable would
+                // change it (its schema version, a page) and turn a rollback-journal store into a WAL one. A store
+                // stays in the journal mode it has; the coordinator reads through connections of its own.
+                let writer = try DatabaseQueue(path: path, configuration: configuration(readOnly: false, options: options))
+                return PersistentStore(path: path, schema: schema, storeUUID: storeUUID, database: writer, writer: writer, look: nil,
                                        busyTimeout: options.busyTimeout, wasCreated: false, checked: checked)
             }
         }
@@ -198,6 +202,12 @@ public final class PersistentStore: Sendable {
             PredicateFunctions.install(on: db)
             CoreDataFunctions.install(on: db)
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            // A writer to a WAL-mode file syncs at checkpoints, not at every commit, as SQLite advises for WAL (a
+            // commit survives a crash of the process, and a power loss can take back only the last ones). A
+            // rollback-journal file keeps SQLite's default, FULL: NORMAL there could corrupt it on a power loss.
+            if !readOnly, try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal" {
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
         }
         return configuration
     }
@@ -205,9 +215,12 @@ public final class PersistentStore: Sendable {
     /// Creates the schema and bookkeeping rows in one transaction; a failure removes the new file.
     private static func create(path: String, schema: StoreSchema, storeUUID: UUID, options: Options) throws(StoreError) -> PersistentStore {
         do {
-            let pool = try DatabasePool(path: path, configuration: configuration(readOnly: false, options: options))
+            // A new store is a WAL store, as Core Data makes them.
+            var walConfiguration = configuration(readOnly: false, options: options)
+            walConfiguration.journalMode = .wal
+            let writer = try DatabaseQueue(path: path, configuration: walConfiguration)
             let uuidText = storeUUID.uuidString
-            try pool.write { db in
+            try writer.write { db in
                 for statement in schema.createStatements {
                     try db.execute(sql: statement)
                 }
@@ -222,7 +235,7 @@ public final class PersistentStore: Sendable {
                     arguments: [uuidText, ModelIdentity(model: schema.model).metadataPropertyList()])
                 try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [ModelCache.encode(schema.model)])
             }
-            return PersistentStore(path: path, schema: schema, storeUUID: uuidText, database: pool, writer: pool, look: nil,
+            return PersistentStore(path: path, schema: schema, storeUUID: uuidText, database: writer, writer: writer, look: nil,
                                    busyTimeout: options.busyTimeout, wasCreated: true)
         } catch {
             for suffix in ["", "-wal", "-shm", "-journal"] {
