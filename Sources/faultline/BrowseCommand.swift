@@ -57,6 +57,15 @@ struct BrowseCommand: ParsableCommand {
     /// - Parameter liveRate: messages a second for the simulated writer; nil for none.
     /// - Parameter liveInPlace: whether the writer writes into the store itself rather than a temporary copy.
     static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil, liveInPlace: Bool = false) throws {
+        // A signal that ends the browser ends the process with its status, once the session's store, copy and log
+        // are let go: closing the store's connections is what removes the -wal and -shm a look made beside it.
+        if let signal = try session(options, sqlDebug: sqlDebug, liveRate: liveRate, liveInPlace: liveInPlace) {
+            Foundation.exit(128 + signal)
+        }
+    }
+
+    /// One browsing session; returns the signal that ended it, if one did.
+    private static func session(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double?, liveInPlace: Bool) throws -> Int32? {
         // Without a usable terminal nothing else is worth doing (not even making the default store, or opening the
         // store).
         do {
@@ -65,8 +74,7 @@ struct BrowseCommand: ParsableCommand {
             throw CommandFailure(error.description)
         }
         if let foreign = try options.foreignModel() {
-            try browseForeign(options, model: foreign, sqlDebug: sqlDebug)
-            return
+            return try browseForeign(options, model: foreign, sqlDebug: sqlDebug)
         }
         let original = try options.store ?? DefaultFixture.ensure()
         // --live browses a copy unless told otherwise: the simulated messages do not end up in the user's store.
@@ -85,8 +93,7 @@ struct BrowseCommand: ParsableCommand {
         } catch {
             // A store of another model, given without --model: the entity browser, with the model inside it.
             guard liveRate == nil else { throw CommandFailure(error) }
-            try browseForeign(options, model: options.modelInside(storeAt: path, refusal: error), sqlDebug: sqlDebug)
-            return
+            return try browseForeign(options, model: options.modelInside(storeAt: path, refusal: error), sqlDebug: sqlDebug)
         }
         if liveRate != nil, model.coordinator.store.isReadOnly {
             throw CommandFailure("\(path): --live writes to the store, which cannot be written (\(model.coordinator.store.readOnlyReason ?? "read-only"))")
@@ -94,7 +101,7 @@ struct BrowseCommand: ParsableCommand {
         let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
         let log = try sqlDebug.attach(to: model.coordinator, sink: sink)
         defer { model.stopLiveWriter() }
-        try run(model, log: log, afterStart: {
+        return try run(model, log: log, afterStart: {
             guard let liveRate else { return }
             model.startLiveWriter(rate: liveRate)
             model.announce(copy == nil
@@ -107,7 +114,7 @@ struct BrowseCommand: ParsableCommand {
     }
 
     /// The entity browser on a store whose model is not the chat model: read-only unless `--write`.
-    static func browseForeign(_ options: BrowserOptions, model: ForeignModel, sqlDebug: SQLDebugOptions) throws {
+    private static func browseForeign(_ options: BrowserOptions, model: ForeignModel, sqlDebug: SQLDebugOptions) throws -> Int32? {
         guard let path = options.store else { throw CommandFailure(TraceCommand.storeMissing) }
         if try sqlDebug.effectiveLevel() != nil, sqlDebug.logFile == nil {
             throw CommandFailure("--sql-debug: the browser owns the terminal; give --sql-log FILE for the SQL log")
@@ -123,15 +130,15 @@ struct BrowseCommand: ParsableCommand {
         let sink = try sqlDebug.effectiveLevel() == nil ? nil : try sqlDebug.openSink(notOverwriting: [path])
         let log = try sqlDebug.attach(to: browser.coordinator, sink: sink)
         if options.write { Output.writeError(ChosenModel.writeWarning(store: path) + "\n") }
-        try run(browser, log: log, afterStart: {
+        return try run(browser, log: log, afterStart: {
             if options.write { browser.announce(ChosenModel.writeWarning(store: (path as NSString).lastPathComponent)) }
         }, beforeExit: {})
     }
 
     /// The terminal loop: draws the browser's frame, reads a key, applies its action, until the browser quits.
     /// `afterStart` runs once the first screen is read (what it announces shows on it); `beforeExit` when a signal
-    /// ends the browser at once (the terminal is given back first).
-    private static func run(_ browser: some TerminalBrowser, log: SQLDebugLog?, afterStart: () -> Void, beforeExit: () -> Void) throws {
+    /// ends the browser at once (the terminal is given back first). Returns that signal, if one ended it.
+    private static func run(_ browser: some TerminalBrowser, log: SQLDebugLog?, afterStart: () -> Void, beforeExit: () -> Void) throws -> Int32? {
         let screen: TerminalScreen
         do {
             screen = try TerminalScreen.open()
@@ -157,7 +164,7 @@ struct BrowseCommand: ParsableCommand {
                 screen.close()
                 withExtendedLifetime(log) {}
                 beforeExit()
-                Foundation.exit(128 + signal)
+                return signal
             }
             if let key, browser.handle(key) {
                 progress.settle()
@@ -168,6 +175,7 @@ struct BrowseCommand: ParsableCommand {
             if !browser.dialogIsOpen, browser.hasPendingChanges() { browser.merge() }
         }
         withExtendedLifetime(log) {}
+        return nil
     }
 }
 

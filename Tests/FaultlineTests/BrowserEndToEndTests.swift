@@ -155,9 +155,13 @@ struct BrowserEndToEndTests {
         #expect(try Self.chatCount(path) == 60)
     }
 
+    /// Also: the store is closed on the way out, so the -wal and -shm its connections made go with them, and a
+    /// browse with no edits leaves the file as it found it.
     @Test func interruptAndTerminateRestoreTheTerminal() throws {
         for (signal, key) in [(SIGINT, "C-c"), (SIGTERM, "")] {
-            let session = try browse(try store(), width: 90, height: 25)
+            let path = try store()
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            let session = try browse(path, width: 90, height: 25)
             try session.waitFor("Chats (60)")
             if key.isEmpty {
                 // SIGTERM to the browser, the shell's only child.
@@ -172,6 +176,10 @@ struct BrowserEndToEndTests {
             #expect(try session.lineDisciplineAfterExit() == (canonical: true, echo: true))
             let screen = try session.capture()
             #expect(!screen.contains("Chats (60)"), "the browser's screen was left behind:\n\(screen)")
+            for suffix in ["-wal", "-shm"] {
+                #expect(!FileManager.default.fileExists(atPath: path + suffix), "signal \(signal) left \(suffix) beside the store")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes, "browsing without edits changed the store")
         }
     }
 
