@@ -162,6 +162,29 @@ import Testing
         #expect(violations[1]["message"] as? String == "points at Z_PK 999, which is not a row of ZCHAT")
     }
 
+    /// A file whose pages are damaged (bytes overwritten in the middle, as a bad disk or copy leaves them) gets its
+    /// report: SQLite meets the damage again as the read ends, which must not turn the findings into an error.
+    @Test func aFileWithDamagedPagesGetsItsReport() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("chat.sqlite")
+        let made = try FaultlineBinary.run(["fixture", "generate", "--out", path, "--users", "50", "--chats", "20", "--messages", "2000"])
+        try #require(made.status == 0, "fixture generate: \(made.stderr)")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let middle = bytes.count / 2
+        for index in middle..<(middle + 2_000) { bytes[index] ^= 0xFF }
+        try bytes.write(to: URL(fileURLWithPath: path))
+
+        let checked = try FaultlineBinary.run(["check", path, "--json"])
+        #expect(checked.stderr == "")
+        #expect(checked.status == 1)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any])
+        #expect(report["ok"] as? Bool == false)
+        let violations = try #require(report["violations"] as? [[String: Any]])
+        #expect(violations.first?["kind"] as? String == "integrity")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["chat.sqlite"])
+    }
+
     @Test func badInputGetsOneErrorLineAndLeavesTheFileAlone() throws {
         let folder = TemporaryFolder()
         let text = folder.path("notes.txt")

@@ -22,7 +22,7 @@ final class IntegrityChecker {
     }
 
     func run(_ db: Database) throws -> IntegrityReport {
-        try guarded(.integrity) { try checkFile(db) }
+        try guarded(.integrity, step: "SQLite's integrity_check") { try checkFile(db) }
         let catalog = try StoreCatalog.read(db)
         let tablesAreWhole = try checkLayout(db, catalog)
         // A store Core Data wrote records Apple's version hashes, which are not computed here.
@@ -38,7 +38,7 @@ final class IntegrityChecker {
         }
         var entities: [IntegrityReport.RowCount] = []
         var joinTables: [IntegrityReport.RowCount] = []
-        try guarded(.integrity) { (entities, joinTables) = try countRows(db, catalog: catalog) }
+        try guarded(.integrity, step: "counting the rows") { (entities, joinTables) = try countRows(db, catalog: catalog) }
 
         // Every kind is in `order`: it is made from all of them.
         let order = Dictionary(uniqueKeysWithValues: Kind.allCases.enumerated().map { ($1, $0) })
@@ -50,14 +50,14 @@ final class IntegrityChecker {
             violations: violations, violationCounts: collector.counts)
     }
 
-    /// A damaged file can fail any statement; that becomes a violation of the check that hit it. Other errors
-    /// (busy, I/O) are not findings about the store and end the check.
-    private func guarded(_ kind: Kind, _ body: () throws -> Void) throws {
+    /// A damaged file can fail any statement; that becomes a violation of the check that hit it, naming the step
+    /// (`step`, or the check itself). Other errors (busy, I/O) are not findings about the store and end the check.
+    private func guarded(_ kind: Kind, step: String = "this check", _ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
             collector.add(Violation(kind: kind, entity: nil, object: nil, key: nil,
-                                    message: "this check could not finish: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")"))
+                                    message: "\(step) could not finish: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")"))
         }
     }
 

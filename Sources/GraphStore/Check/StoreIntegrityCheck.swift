@@ -45,14 +45,23 @@ public enum StoreIntegrityCheck {
             func check(_ look: StoreLook) throws -> Result<IntegrityReport, StoreError> {
                 let queue = try look.openQueue(busyTimeout: options.busyTimeout)
                 defer { try? queue.close() }
-                return try queue.read { db -> Result<IntegrityReport, StoreError> in
-                    switch try StoreRecord.read(db, path: path, model: options.model) {
-                    case .failure(let error):
-                        return .failure(error)
-                    case .success(let record):
-                        let checker = IntegrityChecker(path: path, record: record, limit: options.limitPerKind)
-                        return .success(try checker.run(db))
+                // Kept as soon as every check has run: on a damaged file, ending the read transaction can fail too
+                // (SQLite reports the damage it met again), which must not throw away a report that says so.
+                var finished: Result<IntegrityReport, StoreError>?
+                do {
+                    return try queue.read { db -> Result<IntegrityReport, StoreError> in
+                        switch try StoreRecord.read(db, path: path, model: options.model) {
+                        case .failure(let error):
+                            finished = .failure(error)
+                        case .success(let record):
+                            let checker = IntegrityChecker(path: path, record: record, limit: options.limitPerKind)
+                            finished = .success(try checker.run(db))
+                        }
+                        return finished ?? .failure(.noSuchFile(path: path))
                     }
+                } catch {
+                    guard let finished else { throw error }
+                    return finished
                 }
             }
             func failure(_ error: any Error, _ look: StoreLook) -> StoreError {
@@ -80,7 +89,7 @@ public enum StoreIntegrityCheck {
                     + "cannot share the -wal and -shm files that would let it read one state of it; check it again later")
             }
         }
-                return try outcome.get()
+        return try outcome.get()
     }
 }
 
