@@ -327,5 +327,47 @@ import Testing
         }
         #expect(Snapshot(folder.url.path) == snapshot, "\(Snapshot(folder.url.path).difference(from: snapshot))")
         #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+
+        // Where no private copy can be made (the temporary directory is not a folder one may write), a command that
+        // only reads is refused, saying why, rather than make the index in place and leave it.
+        var noTemporary = BadInput.quickBusyTimeout
+        noTemporary["TMPDIR"] = "/proc"
+        let refused = try Ran.run([FaultlineBinary.url.path, "check", path], environment: noTemporary)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.hasPrefix("error: \(path): cannot be read (it has a write-ahead log, chat.sqlite-wal, but not"), "\(refused.stderr)")
+        #expect(Snapshot(folder.url.path) == snapshot, "\(Snapshot(folder.url.path).difference(from: snapshot))")
+    }
+
+    /// A `-shm` with no `-wal` (left by a process that is gone, or copied without its log): reading leaves it as it
+    /// is. The connection that closed last deleted it.
+    @Test func aLeftoverIndexWithoutItsLogIsLeftAsItIs() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("chat.sqlite")
+        try FileManager.default.copyItem(atPath: Fixtures.shared.chatStore, toPath: path)
+        try Self.runSQLite(path, [".dbconfig no_ckpt_on_close on", "SELECT COUNT(*) FROM ZCHAT;"])
+        try? FileManager.default.removeItem(atPath: path + "-wal")
+        try #require(FileManager.default.fileExists(atPath: path + "-shm"), "sqlite3 left no -shm")
+        let snapshot = Snapshot(folder.url.path)
+        for arguments in [["check", path], ["trace", path, "--read-only", "--size", "100x30", "--script", "down; open"],
+                          ["delete", path, "--chat", "2", "--dry-run"]] {
+            let ran = try Ran.run([FaultlineBinary.url.path] + arguments, environment: BadInput.quickBusyTimeout)
+            #expect(ran.status == 0, "\(arguments): \(ran.stderr)")
+            #expect(Snapshot(folder.url.path) == snapshot, "\(arguments): \(Snapshot(folder.url.path).difference(from: snapshot))")
+        }
+    }
+
+    /// A store of another model with a lone `-wal`, given to plain `trace` (which opens a chat store writable): the
+    /// look that finds it is not a chat store makes no `-shm` either, and the entity browser reads it read-only.
+    @Test(.enabled(if: CoreDataCorpus.isPresent, CoreDataCorpus.absentReason))
+    func aForeignStoreWithALoneLogIsLookedAtWithoutMakingItsIndex() throws {
+        let folder = TemporaryFolder()
+        let path = try CoreDataCorpus.copy("books-pages", into: folder)
+        try Self.runSQLite(path, [".dbconfig no_ckpt_on_close on", "UPDATE ZBOOK SET ZTITLE = ZTITLE || ' (2nd edition)' WHERE Z_PK = 1;"])
+        try FileManager.default.removeItem(atPath: path + "-shm")
+        let snapshot = Snapshot(folder.url.path)
+        let ran = try Ran.run([FaultlineBinary.url.path, "trace", path, "--size", "100x30"], environment: BadInput.quickBusyTimeout)
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(ran.stdout.contains("read-only"), "\(ran.stdout.prefix(600))")
+        #expect(Snapshot(folder.url.path) == snapshot, "\(Snapshot(folder.url.path).difference(from: snapshot))")
     }
 }

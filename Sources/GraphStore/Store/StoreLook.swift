@@ -24,6 +24,7 @@ import Synchronization
 /// | WAL, no `-wal`, file and folder writable         | `queryOnly`: makes `-wal`/`-shm`, removes them closing last |
 /// | WAL, no `-wal`, file or folder not writable      | `immutable`: reads the file alone, takes no lock          |
 /// | WAL, a `-wal` and no `-shm` (no process has it)   | `privateCopy`: reads a copy of both in a temporary folder |
+/// | WAL, a `-shm` and no `-wal` (no process has it)   | `immutable`: reads the file alone, leaving the `-shm` be    |
 ///
 /// An immutable look sees no writer: should one start meanwhile (the store's owner, say, while another user reads
 /// it), pages can change under it. `changedSinceOpened()` tells, from the file's size and times and a `-wal`
@@ -65,20 +66,29 @@ struct StoreLook: Sendable {
         if !isWAL {
             return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
         }
+        let hasIndex = FileManager.default.fileExists(atPath: path + "-shm")
         if walIsInUse(path) {
             // A -wal alone (a writer killed before it made its index, or a store copied with its log only): a
-            // look in place would make the -shm and leave it. Not before a write, whose open makes it anyway, and
-            // not while any process holds a lock on the file: a connection in exclusive locking mode keeps its
+            // look in place would make the -shm and leave it. Also before a write: the look may find the store is
+            // not one the caller can write (another model), and then nothing is written to make up for the -shm.
+            // Not while any process holds a lock on the file: a connection in exclusive locking mode keeps its
             // index in memory, with no -shm, and may be writing the -wal being copied (the look in place waits
             // for its lock, and says so).
-            if !forWriting, !FileManager.default.fileExists(atPath: path + "-shm"), StoreUsers.process(using: path) == nil,
-               let copy = PrivateCopies.make(of: path) {
+            if !hasIndex, StoreUsers.process(using: path) == nil, let copy = PrivateCopies.make(of: path) {
                 return StoreLook(path: path, kind: .privateCopy, location: copy, stamp: nil)
             }
             // The -shm is opened read-only: the first connection to open it for writing rebuilds it (changing its
-            // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own.
+            // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own. The
+            // plain read-only connection of `fallback(after:)` may write the index: to rebuild a stale one, or
+            // before a write, never to make one that is missing for a command that only reads (it would stay).
             let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
-            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, mayWriteIndex: mayMakeFiles)
+            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, mayWriteIndex: mayMakeFiles && (hasIndex || forWriting))
+        }
+        // A -shm with no -wal, left by a process that is gone (or copied without its log): the connection that
+        // closes last would delete it. The file alone holds the whole store, so it is read alone, the -shm left as
+        // it is.
+        if hasIndex, StoreUsers.process(using: path) == nil, let location = uri(path, query: "immutable=1") {
+            return StoreLook(path: path, kind: .immutable, location: location, stamp: FileStamp(path: path))
         }
         if mayMakeFiles {
             return StoreLook(path: path, kind: .queryOnly, location: path, stamp: nil)
