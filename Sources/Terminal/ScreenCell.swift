@@ -19,8 +19,8 @@ struct ScreenCell: Equatable {
 
 extension StyledLine {
     /// The cells that fit in `width` columns, left to right. The line is cut at the first character that would
-    /// cross the edge (so it never wraps); control and unprintable characters are left out, and a zero-width
-    /// character joins the cell before it.
+    /// cross the edge (so it never wraps); control and unprintable characters and zero-width joiners are left out
+    /// (`DisplayWidth.drawnWidth(of:)`), and another zero-width character joins the cell before it.
     func cells(fittingWidth width: Int) -> [ScreenCell] {
         var cells: [ScreenCell] = []
         var used = 0

@@ -78,11 +78,34 @@ public enum DisplayWidth {
         max(0, columns(of: scalar.value))
     }
 
-    /// Columns a scalar takes when drawn, or nil for a control or unprintable character, which the screen leaves
-    /// out rather than draw.
+    /// Columns a scalar takes when drawn, or nil for a character the screen leaves out rather than draw: a
+    /// control or unprintable one, and the zero-width joiner (see `joinerRemoved(from:)`).
     package static func drawnWidth(of scalar: Unicode.Scalar) -> Int? {
+        if scalar.value == 0x200D { return nil }
         let columns = columns(of: scalar.value)
         return columns < 0 ? nil : columns
+    }
+
+    /// `text` without zero-width joiners (U+200D), as the screen draws it. A joiner makes one picture of the emoji
+    /// around it (👨‍👩‍👧, 🏃‍♀️) in terminals that join them, two columns in tmux, while others, xterm among them,
+    /// draw each emoji in its own columns: no measure is right for both, and a line measured for one is misdrawn
+    /// by the other, its later cells shifted. Without the joiner every terminal draws the parts (👨👩👧), the
+    /// columns `DisplayWidth` counts.
+    public static func joinerRemoved(from text: String) -> String {
+        // The joiner is E2 80 8D in UTF-8: most text has no E2 at all, and a scan of its bytes says so.
+        var copy = text
+        let hasJoiner = copy.withUTF8 { bytes -> Bool in
+            var index = 0
+            while index + 2 < bytes.count {
+                if bytes[index] == 0xE2, bytes[index + 1] == 0x80, bytes[index + 2] == 0x8D { return true }
+                index += 1
+            }
+            return false
+        }
+        guard hasJoiner else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.lazy.filter { $0.value != 0x200D })
+        return String(scalars)
     }
 
     /// `wcwidth` from the table: 0, 1 or 2 columns, or -1 for an unprintable code point.

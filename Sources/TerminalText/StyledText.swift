@@ -80,7 +80,8 @@ public struct Frame: Hashable, Sendable {
 
     /// The frame as plain text, one line per row, trailing spaces kept (what `capture-pane` would show, wide
     /// characters once each). Control characters are left out, as the terminal's cells leave them out: text from a
-    /// store that holds an escape sequence shows as its printable rest, never as the sequence.
+    /// store that holds an escape sequence shows as its printable rest, never as the sequence. So are zero-width
+    /// joiners (`DisplayWidth.joinerRemoved(from:)`).
     public var text: String {
         // Written span by span into one string of the final size: a frame is handed over every time it is drawn.
         // (A control character lies within one span, so removing them span by span removes the same ones.)
@@ -90,7 +91,7 @@ public struct Frame: Hashable, Sendable {
         result.reserveCapacity(size)
         for (index, line) in lines.enumerated() {
             if index > 0 { result.append("\n") }
-            for span in line.spans { result.append(ControlCharacters.removed(from: span.text)) }
+            for span in line.spans { result.append(ControlCharacters.removed(from: DisplayWidth.joinerRemoved(from: span.text))) }
         }
         return result
     }

@@ -31,6 +31,20 @@ import Testing
         #expect(text(StyledLine("\u{301}a").cells(fittingWidth: 10)) == "a")
     }
 
+    /// A zero-width joiner is never sent: tmux draws 👨‍👩‍👧 in two columns, xterm in six, so the parts are drawn
+    /// (six columns everywhere), as `DisplayWidth` counts them.
+    @Test func zeroWidthJoinersAreLeftOut() {
+        let line = StyledLine("👨\u{200D}👩\u{200D}👧|🏃\u{200D}♀\u{FE0F}|")
+        let cells = line.cells(fittingWidth: 80)
+        #expect(!cells.flatMap(\.scalars).contains("\u{200D}"))
+        #expect(cells.map(\.width) == [2, 2, 2, 1, 2, 1, 1])
+        #expect(cells.reduce(0) { $0 + $1.width } == DisplayWidth.of(line.text))
+        #expect(cells[5].scalars == ["♀", "\u{FE0F}"])
+        let frame = Frame(width: 11, height: 1, lines: [line])
+        #expect(frame.text == "👨👩👧|🏃♀\u{FE0F}|")
+        #expect(DisplayWidth.joinerRemoved(from: "plain 日本") == "plain 日本")
+    }
+
     @Test func controlCharactersAreLeftOut() {
         #expect(text(StyledLine("a\tb\u{7}c\u{7F}\u{85}d").cells(fittingWidth: 10)) == "abcd")
     }

@@ -1,5 +1,6 @@
 import CNcursesw
 import Glibc
+import Foundation
 @testable import Terminal
 import TerminalText
 import Testing
@@ -37,6 +38,21 @@ import Testing
         }
         #expect(headless.cell(row: 0, column: 7).text == "🎿")
         #expect(headless.row(2) == String(repeating: " ", count: 20))
+    }
+
+    /// What reaches the terminal holds no zero-width joiner (a terminal that joins 👨‍👩‍👧 into two columns would put
+    /// the rest of the line four columns left of where ncurses thinks it is), and the parts land where counted.
+    @Test func aZeroWidthJoinerIsNeverSentToTheTerminal() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("screen-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let headless = try HeadlessScreen(width: 20, height: 2, type: "tmux-256color", outputPath: path)
+        headless.screen.draw(frame([StyledLine("👨\u{200D}👩\u{200D}👧|x|")], width: 20, height: 2))
+        #expect(headless.cell(row: 0, column: 6).text == "|")
+        #expect(headless.cell(row: 0, column: 8).text == "|")
+        headless.screen.close()
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(!written.isEmpty)
+        #expect(written.firstRange(of: Data([0xE2, 0x80, 0x8D])) == nil, "a joiner was written to the terminal")
     }
 
     @Test func longLinesAreCutAndTheBottomRightCellIsFilled() throws {
