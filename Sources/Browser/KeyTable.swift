@@ -67,7 +67,7 @@ public enum KeyTable {
         KeyBinding([.escape, .character("h"), .left], .back, "back to the chat list", panes: [.messages, .members, .sqlLog], hint: "Esc back"),
         KeyBinding([.tab], .nextPane, "next pane", hint: "Tab pane"),
         KeyBinding([.backTab], .previousPane, "previous pane"),
-        KeyBinding([.character("/")], .beginSearch, "search chats by title", panes: [.chats], hint: "/ search"),
+        KeyBinding([.character("/")], .beginSearch, "search chats by title or member", panes: [.chats], hint: "/ search"),
         KeyBinding([.character("m")], .members, "members of the chat (toggle)", panes: [.chats, .messages, .members], hint: "m members"),
         KeyBinding([.character("d")], .delete, "delete the selected chat, message or member (preview first)",
                    panes: [.chats, .messages, .members], hint: "d delete"),

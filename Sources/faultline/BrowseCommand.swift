@@ -252,6 +252,10 @@ struct LiveCopy {
             let original = try PersistentStoreCoordinator(path: source, model: ChatModel.make(),
                                                           options: .init(readOnly: true, createIfMissing: false, busyTimeout: BusyTimeout.seconds))
             try original.copyStore(to: path)
+        } catch StoreError.modelMismatch {
+            remove()
+            // Not a chat store: every difference of its tables from the chat model's would say only that.
+            throw CommandFailure("\(source): --live writes chat messages, and this is not a chat store; browse it without --live")
         } catch {
             remove()
             throw CommandFailure("\(source): cannot copy it for --live (\(error)); --live-in-place writes into the store itself")
