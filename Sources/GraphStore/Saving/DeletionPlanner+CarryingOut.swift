@@ -21,6 +21,8 @@ extension DeletionPlanner {
     struct Outcome {
         var plan: DeletionPlan
         var clearedRows: [ObjectID] = []
+        /// What the surviving rows may lack once the save is written (`RelationshipShortfalls`).
+        var shortfalls = RelationshipShortfalls()
     }
 
     /// Plans and carries out the delete of `roots` with set-based statements; when a Deny rule refuses it, returns
@@ -35,6 +37,8 @@ extension DeletionPlanner {
         freezeKeys()
         var outcome = Outcome(plan: DeletionPlan(deleted: deletedCounts(), denied: try blockers()))
         guard !outcome.plan.isDenied else { return outcome }
+        // Before any link goes: the owners whose required to-manys lose members.
+        outcome.shortfalls.thinnedToManys = try thinnedToManys()
         // Rows each table's UPDATEs changed so far, whose versions have moved on already.
         var cleared: [Int: Set<Int64>] = [:]
         for step in nullifySteps() {
@@ -42,13 +46,16 @@ extension DeletionPlanner {
             if let root = step.updatedRoot {
                 let changedBefore = Self.json((cleared[root] ?? []).sorted())
                 let rootNumbers = coordinator.mapping(forEntityNumber: root).entityNumbers
+                var required = step.clears.flatMap { $0.toOne.description.isOptional ? nil : RelationshipShortfalls.ClearedToOne(mapping: $0.mapping, toOne: $0.toOne, keys: []) }
                 try query(step.applySQL, [changedBefore] + step.arguments) { handle in
                     count += 1
                     let key = handle.int64(0)
+                    required?.keys.insert(key)
                     if cleared[root, default: []].insert(key).inserted {
                         outcome.clearedRows.append(ObjectID.stored(entity: handle.int64(1), of: rootNumbers, key: key))
                     }
                 }
+                if let required, !required.keys.isEmpty { outcome.shortfalls.clearedToOnes.append(required) }
             } else {
                 if step.key != nil { try query(step.countSQL, step.arguments) { count = Int($0.int64(0)) } }
                 if !step.applySQL.isEmpty { _ = try change(step.applySQL, step.arguments) }

@@ -19,6 +19,8 @@ struct DeletionPlanner {
         let arguments: [AttributeValue]
         /// The table root whose rows an UPDATE changes (their cached rows go stale); nil for a join table.
         let updatedRoot: Int?
+        /// The to-one whose key an UPDATE clears, and the entity whose table holds it.
+        var clears: (mapping: EntityMapping, toOne: EntityMapping.ToOne)? = nil
     }
 
     typealias Execute = (_ sql: String, _ arguments: [AttributeValue]) throws -> Int
@@ -325,6 +327,6 @@ struct DeletionPlanner {
             countSQL: "SELECT COUNT(*) FROM \(mapping.table) WHERE \(condition)",
             applySQL: "UPDATE \(mapping.table) SET Z_OPT = Z_OPT + (Z_PK NOT \(Self.inKeys)), \(assignments.joined(separator: ", "))"
                 + " WHERE \(condition) RETURNING Z_PK, Z_ENT",
-            arguments: [sources, doomedHere], updatedRoot: mapping.rootNumber)
+            arguments: [sources, doomedHere], updatedRoot: mapping.rootNumber, clears: (mapping, toOne))
     }
 }

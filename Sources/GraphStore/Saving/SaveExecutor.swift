@@ -86,6 +86,14 @@ struct SaveExecutor {
         try writeLinks(resolver: resolver, runner: runner)
         try writeOrder(of: plan.inserted, resolver: resolver, runner: runner)
         try writeOrder(of: survivors, resolver: resolver, runner: runner)
+        // What the delete's Nullify rules left, now that the save's own writes are in: Core Data validates the
+        // objects they changed and refuses the save.
+        if let shortfalls = outcome.deletion?.outcome.shortfalls, !shortfalls.isEmpty {
+            let failures = try shortfalls.failures(coordinator: coordinator) { sql, arguments, row in
+                try runner.query(SQLStatement(sql, arguments), row: row)
+            }
+            if !failures.isEmpty { throw ContextError.validation(failures) }
+        }
         if let step = plan.journalStep { outcome.touched = try journal.end(step, runner: runner) }
     }
 
