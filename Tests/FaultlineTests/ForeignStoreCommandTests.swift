@@ -75,6 +75,22 @@ struct ForeignStoreCommandTests {
 
     /// Rows are found by Z_ENT: a store whose Z_PRIMARYKEY numbers entities otherwise than the model is refused,
     /// naming the difference, before anything is read from it.
+    /// A table and indexes of the app's own beside Core Data's are no reason to refuse the store (its model's tables
+    /// are all there, as they were); a column the model does not have in one of its tables still is.
+    @Test func anAppsOwnTableBesideTheModelsIsNoMismatch() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        _ = try FaultlineBinary.sqliteRows(store, "CREATE TABLE ZEXTRA (Z_PK INTEGER PRIMARY KEY, ZNOTE VARCHAR); "
+            + "CREATE INDEX ZEXTRA_ZNOTE_INDEX ON ZEXTRA (ZNOTE); CREATE INDEX ZCAR_BY_VERSION ON ZCAR (Z_OPT)")
+        for arguments in [["delete", store, "--object", "Car/p1", "--dry-run"], ["trace", store, "--size", "100x30"], ["check", store]] {
+            let result = try FaultlineBinary.run(arguments)
+            #expect(result.status == 0, "\(arguments[0]): \(result.stderr)")
+        }
+        _ = try FaultlineBinary.sqliteRows(store, "ALTER TABLE ZPERSON ADD COLUMN ZNICKNAME VARCHAR")
+        let result = try FaultlineBinary.run(["delete", store, "--object", "Car/p1", "--dry-run"])
+        #expect(result.stderr == "error: \(store): was made for a different model (table ZPERSON has unexpected ZNICKNAME)\n")
+    }
+
     @Test func entityNumbersMustAgree() throws {
         let folder = TemporaryFolder()
         let store = try CoreDataCorpus.copy("cars-people", into: folder)

@@ -67,9 +67,11 @@ struct CoreDataCorpusLayoutTests {
         let copy = folder.path("authors.sqlite")
         try FileManager.default.copyItem(atPath: try CoreDataCorpus.file("authors-books/store.sqlite").path, toPath: copy)
         let before = FileManager.default.contents(atPath: copy)
+        // Tables and indexes the model does not lay out are left out of the comparison (an app's own, say): what
+        // the other store lacks is what tells them apart.
         #expect(throws: StoreError.modelMismatch(path: copy, differences: [
-            "unexpected table ZAUTHOR", "unexpected table ZBOOK", "missing table ZCAR", "missing table ZPERSON", "unexpected table Z_1BOOKS",
-            "missing index ZCAR_ZOWNER_INDEX", "missing index ZCAR_Z_ENT_INDEX", "unexpected index Z_1BOOKS_Z_2BOOKS_INDEX",
+            "missing table ZCAR", "missing table ZPERSON",
+            "missing index ZCAR_ZOWNER_INDEX", "missing index ZCAR_Z_ENT_INDEX",
             "missing index Z_Car_UNIQUE_numberPlate", "missing index Z_Car_byMakerAndNumberPlate", "missing index Z_Person_UNIQUE_firstName_lastName",
         ])) {
             try PersistentStore.open(path: copy, model: try model("cars-people"))

@@ -55,7 +55,10 @@ public struct StoreCatalog: Equatable, Sendable {
     /// - Parameter ignoringCoreDataBookkeeping: leave out the tables Core Data adds to stores of its own beside the
     ///   model's, and their indexes: its persistent history (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`) and
     ///   CloudKit mirroring (`ANSCK…`). Their names start with `A`; the model's tables start with `Z`.
-    public func differences(from actual: StoreCatalog, ignoringCoreDataBookkeeping: Bool = false) -> [String] {
+    /// - Parameter ignoringExtras: leave out tables and indexes the model does not lay out at all (an app's own
+    ///   table beside Core Data's, an index added by hand): they change nothing the model's rows are read or written
+    ///   by. Columns are still compared in full.
+    public func differences(from actual: StoreCatalog, ignoringCoreDataBookkeeping: Bool = false, ignoringExtras: Bool = false) -> [String] {
         var actual = actual
         if ignoringCoreDataBookkeeping {
             let bookkeeping = Set(actual.columns.keys.filter { Self.isCoreDataBookkeeping($0) && columns[$0] == nil })
@@ -65,7 +68,7 @@ public struct StoreCatalog: Equatable, Sendable {
         var found: [String] = []
         for table in Set(columns.keys).union(actual.columns.keys).sorted() {
             switch (columns[table], actual.columns[table]) {
-            case (nil, _?): found.append("unexpected table \(table)")
+            case (nil, _?): if !ignoringExtras { found.append("unexpected table \(table)") }
             case (_?, nil): found.append("missing table \(table)")
             case (let expected?, let present?):
                 let missing = Set(expected).subtracting(present).sorted()
@@ -76,6 +79,7 @@ public struct StoreCatalog: Equatable, Sendable {
             }
         }
         for index in Set(indexes.keys).union(actual.indexes.keys).sorted() where indexes[index] != actual.indexes[index] {
+            if indexes[index] == nil, ignoringExtras { continue }
             found.append(indexes[index] == nil ? "unexpected index \(index)" : "missing index \(index)")
         }
         return found

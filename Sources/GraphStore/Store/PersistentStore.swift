@@ -310,9 +310,12 @@ public final class PersistentStore: Sendable {
                 if let recorded {
                     differences = ModelIdentity(model: schema.model).differences(fromRecorded: recorded)
                 } else {
-                    // A store written by Core Data itself: its hashes are Apple's, so compare the layout instead.
-                    // Where the layout agrees, the entity numbers must too: rows are told apart by Z_ENT.
-                    let layout = StoreCatalog(schema: schema).differences(from: try StoreCatalog.read(db), ignoringCoreDataBookkeeping: true)
+                    // A store written by Core Data itself: its hashes are Apple's, so compare the layout instead
+                    // (the model's tables, columns and indexes; a table or index of the app's own beside them is
+                    // not the model's business, as a GraphStore store's recorded hashes ignore it too). Where the
+                    // layout agrees, the entity numbers must too: rows are told apart by Z_ENT.
+                    let layout = StoreCatalog(schema: schema).differences(from: try StoreCatalog.read(db), ignoringCoreDataBookkeeping: true,
+                                                                          ignoringExtras: true)
                     differences = !layout.isEmpty ? layout
                         : StoreCatalog.entityNumberDifferences(model: schema.model, recorded: try StoreCatalog.readEntityNumbers(db))
                 }
