@@ -46,6 +46,12 @@ enum TerminalSignals {
         for signal in endingSignals {
             setHandler(of: signal) { signal in TerminalSignals.pendingEnding.store(signal, ordering: .relaxed) }
         }
+        // A parent may have started us with these blocked (a mask is inherited): then a Ctrl-C or a kill would wait
+        // unseen, and the browser could not be ended but by SIGKILL.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for signal in endingSignals + [SIGWINCH] { sigaddset(&handled, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         setHandler(of: SIGWINCH) { _ in TerminalSignals.resizePending.store(true, ordering: .relaxed) }
         for signal in crashSignals {
             setHandler(of: signal) { signal in TerminalSignals.restoreTerminalThenCrash(signal) }

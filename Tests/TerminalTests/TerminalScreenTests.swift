@@ -55,6 +55,22 @@ import Testing
         #expect(written.firstRange(of: Data([0xE2, 0x80, 0x8D])) == nil, "a joiner was written to the terminal")
     }
 
+    /// Started with the ending signals blocked (a parent's mask is inherited), the screen unblocks them: a Ctrl-C
+    /// or a kill would otherwise stay pending, unseen, and the browser could not be ended.
+    @Test func openingUnblocksTheSignalsItHandles() throws {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&blocked, signal) }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let headless = try HeadlessScreen(width: 10, height: 2)
+        var now = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &now)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { #expect(sigismember(&now, signal) == 0, "signal \(signal) still blocked") }
+        headless.screen.close()
+    }
+
     @Test func longLinesAreCutAndTheBottomRightCellIsFilled() throws {
         let headless = try HeadlessScreen(width: 10, height: 3)
         let lines = [StyledLine("0123456789ABCDEF"), StyledLine("123456789日"), StyledLine("abcdefgh日本")]
