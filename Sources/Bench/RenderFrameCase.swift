@@ -60,7 +60,8 @@ final class RenderFrameCase {
             }
             return RunOutcome(checksum: total, statements: 0)
         }
-        let lines = reference.lines.map(\.text)
+        // The lines as drawn (controls and zero-width joiners left out, as `Frame.text` leaves them).
+        let lines = reference.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let join = BenchmarkVariant(name: "text-join") { stopwatch in
             let total = stopwatch.time { () -> Int64 in
                 var total: Int64 = 0
