@@ -275,6 +275,8 @@ final class ProgressKeys {
     private unowned let browser: any TerminalBrowser
     /// Whether the last action showed progress (it ran long).
     private var shown = false
+    /// The long work the last action showed progress for.
+    private var work: WorkProgress.Work?
     private var resize: (width: Int, height: Int)?
 
     init(screen: TerminalScreen, browser: any TerminalBrowser) {
@@ -286,6 +288,7 @@ final class ProgressKeys {
     /// preview to stop.
     func show() -> Bool {
         shown = true
+        work = browser.progressWork
         screen.draw(browser.frame())
         var goOn = true
         while screen.pendingSignal == nil, let key = screen.readKey(timeoutMilliseconds: 0) {
@@ -299,13 +302,21 @@ final class ProgressKeys {
     }
 
     /// After an action: when it showed progress, the keys typed since are dropped and a resize seen meanwhile is
-    /// applied.
+    /// applied. An Esc typed while a delete preview was counting, too late for its last look at the keys, still
+    /// cancels it: the preview it would have stopped is closed.
     func settle() {
         guard shown else { return }
         shown = false
+        var cancelsPreview = false
         while screen.pendingSignal == nil, let key = screen.readKey(timeoutMilliseconds: 0) {
-            if case .resize(let width, let height) = key { resize = (width, height) }
+            switch key {
+            case .resize(let width, let height): resize = (width, height)
+            case .escape where work == .deletePreview: cancelsPreview = true
+            default: continue
+            }
         }
+        if cancelsPreview, browser.dialogIsOpen { _ = browser.handle(.escape) }
+        work = nil
         if let resize { browser.resize(width: resize.width, height: resize.height) }
         resize = nil
     }
