@@ -25,6 +25,15 @@ import Testing
         #expect(model.action(for: .character("d")) == .delete)
     }
 
+    /// The notice is wrapped to the window, whole, and names the key that works.
+    @Test func aWindowTooSmallSaysSoWholeAndHowToQuit() throws {
+        let model = try model()
+        model.apply(.resize(width: 20, height: 5))
+        let text = BrowserView.frame(model.state, activity: model.activity).text
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+        #expect(words == "window too small: 20×5, needs 60×15; q quits", "\(text)")
+    }
+
     @Test func theQuitQuestionSavesAndQuits() throws {
         let path = try BrowserBudgetTests.copy()
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -100,11 +100,15 @@ public enum BrowserView {
         return PaneView.fitted(spans, width: width)
     }
 
+    /// The notice shown instead of the panes, wrapped to the window (a 20-column one still reads it whole when it
+    /// has the lines), with the one key that works.
     static func tooSmall(width: Int, height: Int) -> Frame {
-        let message = "window too small: \(width)×\(height), needs \(Layout.minimumWidth)×\(Layout.minimumHeight)"
+        let message = "window too small: \(width)×\(height), needs \(Layout.minimumWidth)×\(Layout.minimumHeight); q quits"
         var lines = (0..<height).map { _ in StyledLine(Repeated.text(" ", count: width)) }
-        if height > 0 {
-            lines[height / 2] = StyledLine(DisplayWidth.fit("  " + message, width: width), Style(.warning, bold: true))
+        let wrapped = DisplayWidth.wrap(message, width: max(1, width - 2))
+        let top = max(0, (height - wrapped.count) / 2)
+        for (offset, text) in wrapped.enumerated() where top + offset < height {
+            lines[top + offset] = StyledLine(DisplayWidth.fit("  " + text, width: width), Style(.warning, bold: true))
         }
         return Frame(width: width, height: height, lines: lines)
     }
