@@ -200,15 +200,36 @@ public enum DisplayWidth {
                 (line, used) = (word, columns)
                 continue
             }
-            // A word wider than a line: as many characters per line as fit.
-            for character in word {
-                let characterColumns = of(String(character))
-                if used + characterColumns > width, used > 0 {
-                    lines.append(line)
-                    (line, used) = ("", 0)
+            // A word wider than a line (a URI, a path): broken after a slash where the part fits, so that
+            // `…/Person/p17` does not end a line with `p1`; else as many characters per line as fit.
+            var parts: [Substring] = []
+            var start = word.startIndex
+            for index in word.indices where word[index] == "/" {
+                let next = word.index(after: index)
+                parts.append(word[start..<next])
+                start = next
+            }
+            if start < word.endIndex { parts.append(word[start...]) }
+            for part in parts {
+                let partColumns = of(String(part))
+                if partColumns <= width {
+                    if used + partColumns > width, used > 0 {
+                        lines.append(line)
+                        (line, used) = ("", 0)
+                    }
+                    line += part
+                    used += partColumns
+                    continue
                 }
-                line.append(character)
-                used += characterColumns
+                for character in part {
+                    let characterColumns = of(String(character))
+                    if used + characterColumns > width, used > 0 {
+                        lines.append(line)
+                        (line, used) = ("", 0)
+                    }
+                    line.append(character)
+                    used += characterColumns
+                }
             }
         }
         if used > 0 || lines.isEmpty { lines.append(line) }

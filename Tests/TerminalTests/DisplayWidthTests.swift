@@ -34,6 +34,10 @@ import Testing
         // Wide characters count two columns; a word wider than the line is split between characters.
         #expect(DisplayWidth.wrap("日本語の文章 ok", width: 6) == ["日本語", "の文章", "ok"])
         #expect(DisplayWidth.wrap("abcdefgh", width: 3) == ["abc", "def", "gh"])
+        // A long URI breaks after a slash where the rest fits, not inside its last part.
+        #expect(DisplayWidth.wrap("delete x-coredata://C9CB0B35/Person/p17?", width: 24)
+            == ["delete", "x-coredata://C9CB0B35/", "Person/p17?"])
+        #expect(DisplayWidth.wrap("a/bcdefghij", width: 4) == ["a/bc", "defg", "hij"])
         for line in DisplayWidth.wrap("렌탈 스키 🎿 and 日本語 words mixed in a long line", width: 7) {
             #expect(DisplayWidth.of(line) <= 7, "\(line)")
         }
