@@ -32,6 +32,9 @@ struct JoinedPrefetch: Sendable {
     /// Per node, what reading a row's ID needs, in plain values: the row loop reads them for every node of every
     /// row, and copying a `Node` there would retain and release each of its strings and tables.
     private var keys: [RowKey] = []
+    /// Per node, the reader of its rows when they are all of one entity (nil for a hierarchy's): a new row is read
+    /// through it with one reference retained, where handing over the node's plan copied four.
+    private var readers: [RowReadPlan.EntityReader?] = []
     /// The joined to-many's node index, and its owner's columns in plain values.
     private var toManyIndex = -1
     private var ownerKey = RowKey(offset: 0, hasEntityColumn: false, defaultEntity: 0, entityNumbers: 0...0)
@@ -135,6 +138,7 @@ struct JoinedPrefetch: Sendable {
         selectList = terms.isEmpty ? "" : ", " + terms.joined(separator: ", ")
         endColumn = next
         keys = nodes.map { RowKey(offset: $0.offset, plan: $0.plan, keyColumn: $0.keyColumn) }
+        readers = nodes.map(\.plan.onlyReader)
         if let toMany {
             toManyIndex = nodes.firstIndex { $0.offset == toMany.node.offset } ?? -1
             ownerKey = RowKey(offset: toMany.ownerOffset, plan: toMany.ownerPlan)
@@ -217,7 +221,12 @@ struct JoinedPrefetch: Sendable {
             guard let id = keys[index].objectID(handle) else { continue }
             if found.seen[id] == nil {
                 found.seen[id] = ()
-                found.byNode[index].append(handle.snapshot(nodes[index].plan, offset: keys[index].offset, key: id.primaryKey))
+                let snapshot = if let reader = readers[index] {
+                    handle.snapshot(reader, offset: keys[index].offset, key: id.primaryKey)
+                } else {
+                    handle.snapshot(nodes[index].plan, offset: keys[index].offset, key: id.primaryKey)
+                }
+                found.byNode[index].append(snapshot)
             }
             // A member comes once per row of its owner (its owner's own row repeats with every member of it).
             if index == toManyIndex, let owner, found.membersSeen.insert(id).inserted {

@@ -321,6 +321,9 @@ public struct RowReadPlan: Sendable {
         }
     }
 
+    /// The one reader of a plan whose rows are all of one entity (no `Z_ENT` selected); nil for a hierarchy's.
+    var onlyReader: EntityReader? { hasEntityColumn ? nil : defaultReader }
+
     /// The reader for a row of entity `number`: its own, or the default entity's for a number the plan does not
     /// read (a damaged store's).
     @inline(__always) func reader(forEntity number: Int) -> EntityReader {

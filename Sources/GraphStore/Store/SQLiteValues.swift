@@ -120,6 +120,13 @@ enum SQLiteValues {
         }
     }
 
+    /// Reads a row of the one entity `reader` reads (a plan's `onlyReader`), its columns starting at `offset`.
+    static func snapshot(_ statement: OpaquePointer, reader: RowReadPlan.EntityReader, offset: Int32, key: Int64?) -> RowSnapshot {
+        withExtendedLifetime(reader) {
+            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded, key: key)
+        }
+    }
+
     /// Reads one row. With `positions`, each term of the mapping's select list is at its position there, and a
     /// negative position is a term the statement did not select: its value is left a placeholder (`loaded` says
     /// which are held). Everything it reads per row is a plain value or pointer (`RowDecoding`): nothing retained.

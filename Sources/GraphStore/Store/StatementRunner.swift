@@ -33,6 +33,10 @@ struct RowView: ~Copyable {
     func snapshot(_ plan: RowReadPlan, offset: Int32 = 0, key: Int64? = nil) -> RowSnapshot {
         SQLiteValues.snapshot(handle, plan: plan, offset: offset, key: key)
     }
+    /// A row of the one entity `reader` reads, its columns starting at `offset`.
+    func snapshot(_ reader: RowReadPlan.EntityReader, offset: Int32, key: Int64?) -> RowSnapshot {
+        SQLiteValues.snapshot(handle, reader: reader, offset: offset, key: key)
+    }
 }
 
 /// Runs statements on one connection for one piece of work (a fault, a fetch, a save, a preview): the one place
