@@ -127,6 +127,12 @@ public final class FixtureGenerator {
         try FixturePlacement.removeLeftovers(of: path)
     }
 
+    /// Refuses a path that is the name of a side file (`-wal`, `-shm`, `-journal`) of a file that exists; the
+    /// generator checks this itself, and a command may check it before its other checks of the path.
+    public static func checkNotSideFileName(_ path: String) throws(FixtureError) {
+        try FixturePlacement.checkNotSideFileName(path)
+    }
+
     static func removeStoreFiles(at path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }

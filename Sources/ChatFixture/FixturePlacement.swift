@@ -21,6 +21,7 @@ enum FixturePlacement {
     /// empty or an SQLite database (and, without `replacing`, anything at all), a store another process has open,
     /// and (without `replacing`) side files left from an earlier store at this path.
     static func checkTarget(_ path: String, replacing: Bool) throws(FixtureError) {
+        try checkNotSideFileName(path)
         var info = stat()
         if lstat(path, &info) == 0 {
             guard replacing else { throw .alreadyExists(path: path) }
@@ -41,6 +42,7 @@ enum FixturePlacement {
         for side in StoreUsers.sideFiles(of: temporary) where fileSize(side) > 0 {
             throw .output("\(path): the finished store's \(side.dropFirst(temporary.count)) file was not folded into it; nothing was replaced")
         }
+        try checkNotSideFileName(path)
         var info = stat()
         let exists = lstat(path, &info) == 0
         if exists {
@@ -88,6 +90,18 @@ enum FixturePlacement {
         var info = stat()
         guard lstat(path, &info) != 0 else { return }
         try checkSideFiles(of: path, removing: true)
+    }
+
+    /// Refuses `X-wal`, `X-shm` and `X-journal` while a file `X` exists, with or without `--force`: SQLite would
+    /// take a store written there for X's write-ahead log, its index or its rollback journal, and X (a live store,
+    /// perhaps) would fail to open or be damaged by it, while the store written there could not be opened either.
+    static func checkNotSideFileName(_ path: String) throws(FixtureError) {
+        for suffix in StoreUsers.sideFileSuffixes where path.hasSuffix(suffix) {
+            let base = String(path.dropLast(suffix.count))
+            var info = stat()
+            guard !base.isEmpty, stat(base, &info) == 0, info.st_mode & mode_t(S_IFMT) != mode_t(S_IFDIR) else { continue }
+            throw .output("\(path): cannot write a store here (SQLite keeps the \(suffix) file of \(base) under that name)")
+        }
     }
 
     // MARK: -

@@ -68,6 +68,12 @@ enum FixtureWriting {
             throw CommandFailure(error.description)
         }
         guard !path.isEmpty else { throw CommandFailure("--out is empty: give the path of the store to write") }
+        // Before "already exists": --force must not be suggested for a live store's -wal.
+        do {
+            try FixtureGenerator.checkNotSideFileName(path)
+        } catch {
+            throw CommandFailure(error.description)
+        }
         let target = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
