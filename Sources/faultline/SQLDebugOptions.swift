@@ -31,8 +31,9 @@ struct SQLDebugOptions: ParsableArguments {
 
     /// Checks, without touching the disk, that the `--sql-log` file could be written when a level is in force: not
     /// empty, not a folder, in a folder that exists and may be written, and none of `stores` (nor their -wal or
-    /// -shm), which emptying it for the log would destroy. Commands call it before opening a store, and open the
-    /// log only once the store has opened, so a bad store leaves no log file behind.
+    /// -shm), nor any other SQLite database or a side file of one, which emptying it for the log would destroy.
+    /// Commands call it before opening a store, and open the log only once the store has opened, so a bad store
+    /// leaves no log file behind.
     func checkLogFile(notOverwriting stores: [String] = []) throws(CommandFailure) {
         guard try effectiveLevel() != nil, let logFile else { return }
         guard !logFile.isEmpty else { throw CommandFailure("--sql-log is empty: give the file to write the SQL log to") }
@@ -49,6 +50,12 @@ struct SQLDebugOptions: ParsableArguments {
                     }
                 }
             }
+            if info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG), StoreModelSource.isSQLiteFile(logFile) {
+                throw CommandFailure("\(logFile): cannot write the SQL log here (it is an SQLite database, which the log would overwrite)")
+            }
+            if let (suffix, database) = Self.databaseOwning(sideFile: logFile) {
+                throw CommandFailure("\(logFile): cannot write the SQL log here (it is the \(suffix) file of the SQLite database \(database), which the log would overwrite)")
+            }
             guard access(logFile, W_OK) == 0 else {
                 throw CommandFailure("\(logFile): cannot write the SQL log here (\(String(cString: strerror(errno))))")
             }
@@ -64,6 +71,9 @@ struct SQLDebugOptions: ParsableArguments {
                 throw CommandFailure("\(logFile): cannot write the SQL log here (SQLite keeps the store's \(suffix) file under that name)")
             }
         }
+        if let (suffix, database) = Self.databaseOwning(sideFile: logFile) {
+            throw CommandFailure("\(logFile): cannot write the SQL log here (SQLite keeps the \(suffix) file of the database \(database) under that name)")
+        }
         let folder = logURL.deletingLastPathComponent().path
         var folderInfo = stat()
         guard stat(folder, &folderInfo) == 0, folderInfo.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else {
@@ -74,12 +84,28 @@ struct SQLDebugOptions: ParsableArguments {
         }
     }
 
+    /// For `X-wal`, `X-shm` or `X-journal` where X is a regular file that starts as an SQLite database: the suffix
+    /// and X. SQLite reads such a file as X's log, index or journal, so a log written there would damage X (or be
+    /// taken over by it), and one already there is X's.
+    private static func databaseOwning(sideFile path: String) -> (suffix: String, database: String)? {
+        for suffix in StoreUsers.sideFileSuffixes where path.hasSuffix(suffix) {
+            let database = String(path.dropLast(suffix.count))
+            var info = stat()
+            guard !database.isEmpty, stat(database, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG),
+                  StoreModelSource.isSQLiteFile(database) else { continue }
+            return (suffix, database)
+        }
+        return nil
+    }
+
     /// Where the log goes: the `--sql-log` file (created or emptied now, after `checkLogFile`), else stderr.
     func openSink(notOverwriting stores: [String] = []) throws(CommandFailure) -> FileHandle {
         guard let logFile else { return FileHandle.standardError }
         try checkLogFile(notOverwriting: stores)
-        // Opened in place, never made anew and renamed over (as `FileManager.createFile` does): a device such as
-        // `/dev/null` or a pipe stays what it is, and a regular file keeps its owner and mode.
+        // Emptied and written in place, never made anew and renamed over (as `FileManager.createFile` does): a device
+        // such as `/dev/null` or a pipe stays what it is, and a regular file keeps its owner and mode but not its old
+        // text; each run's log starts at the top of the file, as on stderr. (An SQLite database, or a side file of
+        // one, was refused by `checkLogFile`.)
         // O_NONBLOCK only while opening: a named pipe nobody reads is refused at once (ENXIO) instead of waiting for
         // ever; the log's writes then block as on any file.
         let descriptor = open(logFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0o644)
