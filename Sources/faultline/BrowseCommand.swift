@@ -88,8 +88,9 @@ struct BrowseCommand: ParsableCommand {
         try sqlDebug.checkLogFile(notOverwriting: [path])
         // The store first: a bad file is reported before the screen changes.
         let model: BrowserModel
+        let settings = try options.settings()
         do {
-            model = try BrowserModel(path: path, settings: options.settings, width: 80, height: 24)
+            model = try BrowserModel(path: path, settings: settings, width: 80, height: 24)
         } catch {
             // A store of another model, given without --model: the entity browser, with the model inside it.
             guard liveRate == nil else { throw CommandFailure(error) }
@@ -121,9 +122,10 @@ struct BrowseCommand: ParsableCommand {
         }
         try sqlDebug.checkLogFile(notOverwriting: [path])
         let browser: EntityBrowserModel
+        let settings = try options.settings()
         do {
-            let store = try ForeignStore.open(path: path, model: model, writable: options.write, settings: options.settings)
-            browser = EntityBrowserModel(store: store, settings: options.settings, width: 80, height: 24)
+            let store = try ForeignStore.open(path: path, model: model, writable: options.write, settings: settings)
+            browser = EntityBrowserModel(store: store, settings: settings, width: 80, height: 24)
         } catch {
             throw CommandFailure(error)
         }
@@ -247,10 +249,11 @@ struct LiveCopy {
     init(of source: String) throws {
         let name = ((source as NSString).lastPathComponent as NSString).deletingPathExtension
         path = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-live-\(name)-\(UUID().uuidString).sqlite").path
+        let busyTimeout = try BusyTimeout.seconds()
         do {
             // Opened read-only, the store is copied without anything made or changed beside it.
             let original = try PersistentStoreCoordinator(path: source, model: ChatModel.make(),
-                                                          options: .init(readOnly: true, createIfMissing: false, busyTimeout: BusyTimeout.seconds))
+                                                          options: .init(readOnly: true, createIfMissing: false, busyTimeout: busyTimeout))
             try original.copyStore(to: path)
         } catch StoreError.modelMismatch {
             remove()

@@ -70,8 +70,9 @@ struct BrowserOptions: ParsableArguments {
         return found
     }
 
-    var settings: BrowserSettings {
+    /// The levers as the browser takes them; fails only on a bad `FAULTLINE_BUSY_TIMEOUT`.
+    func settings() throws(CommandFailure) -> BrowserSettings {
         BrowserSettings(batchSize: batchSize, prefetch: noPrefetch ? .off : .joined, derivedCounts: !noDerivedCounts, drawnColumnsOnly: !wholeRows, readOnly: readOnly,
-                        progressAfterMilliseconds: progressAfter, busyTimeout: BusyTimeout.seconds)
+                        progressAfterMilliseconds: progressAfter, busyTimeout: try BusyTimeout.seconds())
     }
 }

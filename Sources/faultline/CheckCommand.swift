@@ -55,8 +55,9 @@ struct CheckCommand: ParsableCommand {
             }
         }
         let report: IntegrityReport
+        let busyTimeout = try BusyTimeout.seconds()
         do {
-            report = try StoreIntegrityCheck.run(path: path, options: .init(limitPerKind: limit == 0 ? nil : limit, busyTimeout: BusyTimeout.seconds,
+            report = try StoreIntegrityCheck.run(path: path, options: .init(limitPerKind: limit == 0 ? nil : limit, busyTimeout: busyTimeout,
                                                                             model: given))
         } catch {
             throw CommandFailure(error.description, exitCode: 2)

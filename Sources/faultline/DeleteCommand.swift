@@ -183,11 +183,12 @@ private struct OpenedStore {
     ///   (also for the read-only look that plans a delete to be saved).
     init(path: String, readOnly: Bool, requireWritable: Bool, model chosen: ChosenModel) throws(CommandFailure) {
         let model = chosen.model
+        let busyTimeout = try BusyTimeout.seconds()
         do {
             // Never create: a missing file is an error here, not a new empty store.
             coordinator = try PersistentStoreCoordinator(
                 path: path, model: model, options: .init(readOnly: readOnly, createIfMissing: false, requireWritable: requireWritable,
-                                                     busyTimeout: BusyTimeout.seconds),
+                                                     busyTimeout: busyTimeout),
                 classes: chosen.isChatModel ? ChatModel.classes : [])
         } catch .notWritable(let path, let reason) {
             throw CommandFailure("\(path): cannot be written (\(reason)), so nothing can be deleted from it (--dry-run shows the plan)")

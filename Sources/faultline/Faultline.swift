@@ -36,7 +36,9 @@ struct Faultline: ParsableCommand {
         Output.prepare()
         do {
             var command = try parseAsRoot()
-            _ = try BusyTimeout.parse()
+            // Checked before a command that opens a store runs, so a bad value fails before the default store is
+            // made; help and the commands that open no store never read it.
+            if command is any OpensStore { _ = try BusyTimeout.parse() }
             try command.run()
             try Output.finish()
             if let logFailure = SQLDebugOptions.logFailure { fail(CommandFailure(logFailure)) }

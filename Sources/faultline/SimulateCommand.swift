@@ -108,9 +108,10 @@ struct SimulateCommand: ParsableCommand {
             throw CommandFailure(error)
         }
         let coordinator: PersistentStoreCoordinator
+        let busyTimeout = try BusyTimeout.seconds()
         do {
             coordinator = try PersistentStoreCoordinator(
-                path: path, model: model, options: .init(readOnly: false, createIfMissing: false, requireWritable: true, busyTimeout: BusyTimeout.seconds),
+                path: path, model: model, options: .init(readOnly: false, createIfMissing: false, requireWritable: true, busyTimeout: busyTimeout),
                 classes: ChatModel.classes)
         } catch {
             throw CommandFailure(error)

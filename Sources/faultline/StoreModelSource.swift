@@ -17,8 +17,9 @@ enum StoreModelSource {
     /// The store's own model, or a `CommandFailure` whose one line says what is wrong and, where a model file
     /// would get past it, `suggestion`.
     static func read(storeAt path: String, suggestion: String) throws(CommandFailure) -> StoredModel {
+        let busyTimeout = try BusyTimeout.seconds()
         do {
-            return try StoredModel.read(storeAt: path, busyTimeout: BusyTimeout.seconds)
+            return try StoredModel.read(storeAt: path, busyTimeout: busyTimeout)
         } catch {
             throw CommandFailure(error.modelFileWouldHelp ? "\(error.description); \(suggestion)" : error.description)
         }

@@ -80,9 +80,10 @@ struct TraceCommand: ParsableCommand {
         // leaves the store alone and a bad store leaves no log file.
         try sqlDebug.checkLogFile(notOverwriting: [path])
         let model: BrowserModel
+        let settings = try browser.settings()
         do {
             // The log keeps every statement the JSON lists.
-            model = try BrowserModel(path: path, settings: browser.settings, width: screenSize.width, height: screenSize.height,
+            model = try BrowserModel(path: path, settings: settings, width: screenSize.width, height: screenSize.height,
                                      logCapacity: json ? Self.jsonLogCapacity : ActivityMonitor.defaultLogCapacity)
         } catch {
             // A store of another model, given without --model: the entity browser, with the model inside it.
@@ -140,9 +141,10 @@ extension TraceCommand {
         guard let path = browser.store else { throw CommandFailure(Self.storeMissing) }
         try sqlDebug.checkLogFile(notOverwriting: [path])
         let entityBrowser: EntityBrowserModel
+        let settings = try browser.settings()
         do {
-            let store = try ForeignStore.open(path: path, model: model, writable: browser.write, settings: browser.settings)
-            entityBrowser = EntityBrowserModel(store: store, settings: browser.settings, width: size.width, height: size.height,
+            let store = try ForeignStore.open(path: path, model: model, writable: browser.write, settings: settings)
+            entityBrowser = EntityBrowserModel(store: store, settings: settings, width: size.width, height: size.height,
                                                logCapacity: json ? Self.jsonLogCapacity : ActivityMonitor.defaultLogCapacity)
         } catch {
             throw CommandFailure(error)

@@ -286,6 +286,16 @@ import Glibc
                      expect: ["FAULTLINE_SQL_DEBUG", "'loud'"], environment: ["FAULTLINE_SQL_DEBUG": "loud"]),
             BadInput(name: "check: FAULTLINE_BUSY_TIMEOUT not a number", arguments: ["check", "{dir}/chat.sqlite"], inputs: good,
                      expect: ["FAULTLINE_BUSY_TIMEOUT", "'soon'"], environment: ["FAULTLINE_BUSY_TIMEOUT": "soon"]),
+            // Only a plain decimal number: Double alone would take these.
+            BadInput(name: "check: FAULTLINE_BUSY_TIMEOUT in hexadecimal", arguments: ["check", "{dir}/chat.sqlite"], inputs: good,
+                     expect: ["FAULTLINE_BUSY_TIMEOUT", "'0x10'"], environment: ["FAULTLINE_BUSY_TIMEOUT": "0x10"]),
+            BadInput(name: "trace: FAULTLINE_BUSY_TIMEOUT with an exponent", arguments: ["trace", "{dir}/chat.sqlite"], inputs: good,
+                     expect: ["FAULTLINE_BUSY_TIMEOUT", "'1e1'"], environment: ["FAULTLINE_BUSY_TIMEOUT": "1e1"]),
+            BadInput(name: "model: FAULTLINE_BUSY_TIMEOUT not a number, reading a store", arguments: ["model", "{dir}/chat.sqlite"],
+                     inputs: good, expect: ["FAULTLINE_BUSY_TIMEOUT", "'soon'"], environment: ["FAULTLINE_BUSY_TIMEOUT": "soon"]),
+            // With no store given, the default one is not made first (it would show in the snapshot).
+            BadInput(name: "check: FAULTLINE_BUSY_TIMEOUT not a number, default store", arguments: ["check"], inputs: [],
+                     expect: ["FAULTLINE_BUSY_TIMEOUT", "'soon'"], environment: ["FAULTLINE_BUSY_TIMEOUT": "soon"]),
             BadInput(name: "delete: FAULTLINE_BUSY_TIMEOUT negative", arguments: ["delete", "{dir}/chat.sqlite", "--chat", "1"], inputs: good,
                      expect: ["FAULTLINE_BUSY_TIMEOUT", "'-1'"], environment: ["FAULTLINE_BUSY_TIMEOUT": "-1"]),
             // IDs that cannot name an object are refused before the store is opened.
@@ -424,6 +434,24 @@ import Glibc
             }
             let after = Snapshot(folder.url.path)
             #expect(after == before, "\(kind): \(after.difference(from: before))")
+        }
+    }
+
+    /// `FAULTLINE_BUSY_TIMEOUT` is read only by what opens a store: help and the commands that open none run
+    /// whatever it holds; a plain decimal number is taken.
+    @Test func aBadBusyTimeoutStopsOnlyWhatOpensAStore() throws {
+        let folder = TemporaryFolder()
+        let model = testModels.appendingPathComponent("Students.xcdatamodel").path
+        let soon = ["FAULTLINE_BUSY_TIMEOUT": "soon"]
+        for arguments in [["--help"], ["help"], ["help", "check"], ["check", "--help"], ["model", model],
+                          ["fixture", "generate", "--out", folder.path("chat.sqlite"), "--users", "5", "--chats", "2", "--messages", "10"]] {
+            let result = try Ran.run([FaultlineBinary.url.path] + arguments, environment: soon)
+            #expect(result.status == 0 && !result.stderr.contains("error:"), "\(arguments): \(result.stderr)")
+            #expect(!result.stdout.isEmpty, "\(arguments)")
+        }
+        for value in ["2", "0.5", " 1 ", "0"] {
+            let result = try Ran.run([FaultlineBinary.url.path, "check", folder.path("chat.sqlite")], environment: ["FAULTLINE_BUSY_TIMEOUT": value])
+            #expect(result.status == 0, "\(value.debugDescription): \(result.stderr)")
         }
     }
 
