@@ -51,6 +51,7 @@ struct BrowserOptions: ParsableArguments {
     /// The model `--model` names when it is not the chat model (the entity browser's), or nil for the chat store.
     func foreignModel() throws(CommandFailure) -> ForeignModel? {
         guard let model else { return nil }
+        try ModelFileArgument.checkOption(model)
         let loaded: ForeignModel
         do {
             loaded = try ForeignModel.load(path: model)

@@ -36,6 +36,7 @@ struct CheckCommand: ParsableCommand {
     }
 
     func run() throws {
+        try ModelFileArgument.checkOption(model, exitCode: 2)
         let path: String
         if let store {
             path = store

@@ -79,8 +79,9 @@ struct DeleteCommand: ParsableCommand {
 
     func run() throws {
         let target = self.target
-        // A malformed ID is an error before any store is opened.
+        // A malformed ID, or an empty --model, is an error before any store is opened (or the default one made).
         try target.checkSyntax()
+        try ModelFileArgument.checkOption(model)
         let path = try store ?? DefaultFixture.ensure()
         let chosen = try ChosenModel.choose(store: path, modelFile: model)
         if !chosen.isChatModel {

@@ -30,7 +30,7 @@ struct ModelCommand: ParsableCommand {
     func run() throws {
         // An empty path would read as the current folder.
         guard !path.isEmpty else {
-            throw CommandFailure("the model path is empty: give a .xcdatamodeld or .xcdatamodel folder or a 'contents' file")
+            throw CommandFailure(ModelFileArgument.emptyPath)
         }
         let model: ObjectModel
         var source: String?

@@ -26,6 +26,18 @@ enum StoreModelSource {
     }
 }
 
+/// A model file named on the command line: `faultline model PATH` or `--model PATH`.
+enum ModelFileArgument {
+    /// An empty path would read as the current folder (`URL(fileURLWithPath: "")` is `.`), and the error would be
+    /// about a folder nobody named.
+    static let emptyPath = "the model path is empty: give a .xcdatamodeld or .xcdatamodel folder or a 'contents' file"
+
+    /// Refuses `--model ''`; commands call it before anything is opened or made (the default store included).
+    static func checkOption(_ path: String?, exitCode: Int32 = 1) throws(CommandFailure) {
+        if path?.isEmpty == true { throw CommandFailure("--model: \(emptyPath)", exitCode: exitCode) }
+    }
+}
+
 /// The model a command opens a store with: the one given with `--model`, or the one inside the store; and whether
 /// it is the chat model (the chat browser and the chat commands) or another (any Core Data store).
 struct ChosenModel {
@@ -38,6 +50,7 @@ struct ChosenModel {
         let model: ObjectModel
         let source: String
         if let modelFile {
+            try ModelFileArgument.checkOption(modelFile)
             do {
                 model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelFile))
             } catch {
