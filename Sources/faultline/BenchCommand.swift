@@ -56,7 +56,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Run the sweep's cases on stores of growing size and report how their times grow.")
     var sweep = false
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "With --sweep: the store sizes in messages, ascending, comma-separated (e.g. 2000,20000), from \(SweepSize.smallest) to \(SweepSize.largest).",
         valueName: "list"))
     var sizes: String?

@@ -35,7 +35,7 @@ struct BrowseCommand: ParsableCommand {
     @Flag(help: "With --live, write the simulated messages (and your saves) into the store itself, not a copy.")
     var liveInPlace = false
 
-    @Option(help: ArgumentHelp("Messages a second the --live writer delivers.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Messages a second the --live writer delivers.", valueName: "n"))
     var liveRate = 3.0
 
     func validate() throws {

@@ -7,7 +7,9 @@ struct BrowserOptions: ParsableArguments {
     @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing), or any Core Data store.")
     var store: String?
 
-    @Option(help: ArgumentHelp("Rows per batch of the chat list and the messages, or of the entity browser's lists of objects (0: no batching).", valueName: "n"))
+    // `.unconditional` on every numeric option: `--batch-size -5` is the option's value, which its own check then
+    // refuses saying what it allows, not a missing value before an option named `-5` (see docs/errors.md, Usage).
+    @Option(parsing: .unconditional, help: ArgumentHelp("Rows per batch of the chat list and the messages, or of the entity browser's lists of objects (0: no batching).", valueName: "n"))
     var batchSize = 20
 
     @Flag(help: "Start with prefetching off (each related object a fault: the N+1 to watch; in the entity browser, the to-ones a list shows).")
@@ -32,7 +34,7 @@ struct BrowserOptions: ParsableArguments {
     @Flag(help: "Open a store that is not the chat store for writing: deletes, saves and undo.")
     var write = false
 
-    @Option(help: ArgumentHelp("Show the progress of a save, an undo or redo after a save, or a delete preview once it has run this long.", valueName: "ms"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Show the progress of a save, an undo or redo after a save, or a delete preview once it has run this long.", valueName: "ms"))
     var progressAfter = 200
 
     func validate() throws {

@@ -28,7 +28,7 @@ struct CheckCommand: ParsableCommand {
     @Flag(help: "Print the report as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("List at most this many violations of each kind; 0 lists all.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("List at most this many violations of each kind; 0 lists all.", valueName: "n"))
     var limit = 50
 
     func validate() throws {

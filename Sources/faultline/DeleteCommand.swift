@@ -33,13 +33,13 @@ struct DeleteCommand: ParsableCommand {
     @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
-    @Option(help: ArgumentHelp("Delete this chat (direct or group): a primary key or an x-coredata:// URI.", valueName: "id"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Delete this chat (direct or group): a primary key or an x-coredata:// URI.", valueName: "id"))
     var chat: String?
 
-    @Option(help: ArgumentHelp("Delete this user: a primary key or an x-coredata:// URI.", valueName: "id"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Delete this user: a primary key or an x-coredata:// URI.", valueName: "id"))
     var user: String?
 
-    @Option(help: ArgumentHelp("Delete this message: a primary key or an x-coredata:// URI.", valueName: "id"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Delete this message: a primary key or an x-coredata:// URI.", valueName: "id"))
     var message: String?
 
     @Option(help: ArgumentHelp("Delete this object of any store: an x-coredata:// URI or <Entity>/p<key>.", valueName: "id"))

@@ -25,16 +25,16 @@ struct FixtureCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Where to write the store.", valueName: "path"))
         var out: String
 
-        @Option(help: "Seed of the generator.")
+        @Option(parsing: .unconditional, help: "Seed of the generator.")
         var seed: UInt64 = FixtureOptions.defaults.seed
 
-        @Option(help: "Number of users (user 1 is \"me\").")
+        @Option(parsing: .unconditional, help: "Number of users (user 1 is \"me\").")
         var users: Int = FixtureOptions.defaults.users
 
-        @Option(help: "Number of chats, direct and group.")
+        @Option(parsing: .unconditional, help: "Number of chats, direct and group.")
         var chats: Int = FixtureOptions.defaults.chats
 
-        @Option(help: "Number of messages in all.")
+        @Option(parsing: .unconditional, help: "Number of messages in all.")
         var messages: Int = FixtureOptions.defaults.messages
 
         @Flag(help: ArgumentHelp(

@@ -6,7 +6,7 @@ import Synchronization
 /// `--sql-debug N` and `--sql-log FILE`, shared by every command that opens a store; `FAULTLINE_SQL_DEBUG=N` in the
 /// environment does the same as `--sql-debug N` (the option wins when both are given).
 struct SQLDebugOptions: ParsableArguments {
-    @Option(name: .customLong("sql-debug"), help: ArgumentHelp(
+    @Option(name: .customLong("sql-debug"), parsing: .unconditional, help: ArgumentHelp(
         "Log SQL as Core Data's SQLDebug does: 1 statements and times, 2 bound values, 3 fault annotations, 4 query plans.",
         valueName: "level"))
     var level: Int?

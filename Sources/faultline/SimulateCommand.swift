@@ -32,13 +32,13 @@ struct SimulateCommand: ParsableCommand {
     @Argument(help: "The chat store (default: the default chat store, ~/.local/share/faultline/chat.sqlite or as 'faultline --help' says, generated if missing).")
     var store: String?
 
-    @Option(help: ArgumentHelp("Messages per second, from 0.001 to 1000000; 0 for as fast as the store takes them.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Messages per second, from 0.001 to 1000000; 0 for as fast as the store takes them.", valueName: "n"))
     var rate: Double = 3
 
-    @Option(help: ArgumentHelp("Stop after this many messages (default: run until stopped).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many messages (default: run until stopped).", valueName: "n"))
     var count: Int?
 
-    @Option(help: ArgumentHelp("The seed of the chats, senders and texts drawn.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The seed of the chats, senders and texts drawn.", valueName: "n"))
     var seed: UInt64 = 1
 
     @OptionGroup var sqlDebug: SQLDebugOptions

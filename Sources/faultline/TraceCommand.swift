@@ -44,7 +44,7 @@ struct TraceCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The actions to run, separated by ';'.", valueName: "actions"))
     var script = ""
 
-    @Option(help: ArgumentHelp("The screen size, WIDTHxHEIGHT.", valueName: "size"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The screen size, WIDTHxHEIGHT.", valueName: "size"))
     var size = "120x40"
 
     @Flag(help: "Print the screen and each action's cost as JSON.")

@@ -91,6 +91,38 @@ import Testing
         }
     }
 
+    /// A negative number written after a space (`--batch-size -5`) is the option's value, not taken for an option
+    /// (which gave ArgumentParser's misleading `Missing value for '--batch-size <n>'`): the option's own check says
+    /// what range it allows.
+    @Test func aNegativeNumberAfterASpaceGetsTheOptionsOwnMessage() throws {
+        let out = TemporaryFolder()
+        let generate = ["fixture", "generate", "--out", out.path("chat.sqlite")]
+        let cases: [([String], [String], Int32)] = [
+            (["trace", Self.store, "--batch-size", "-5"], ["--batch-size must be 0 or more, at most 1000000, not -5"], 64),
+            (["browse", Self.store, "--batch-size", "-5"], ["--batch-size must be 0 or more, at most 1000000, not -5"], 64),
+            (["trace", Self.store, "--progress-after", "-1"], ["--progress-after must be 0 or more milliseconds", "not -1"], 64),
+            (["trace", Self.store, "--size", "-5x3"], ["--size '-5x3'", "each side from 1 to 1000"], 1),
+            (["trace", Self.store, "--sql-debug", "-1"], ["--sql-debug must be a level from 1 to 4, not -1"], 64),
+            (["check", Self.store, "--limit", "-1"], ["--limit must be 0 or more, not -1"], 64),
+            (["simulate", Self.store, "--rate", "-1"], ["--rate must be 0", "not -1.0"], 64),
+            (["simulate", Self.store, "--count", "-5"], ["--count must be at least 1, not -5"], 64),
+            (["simulate", Self.store, "--seed", "-1"], ["'-1' is invalid for '--seed <n>'"], 64),
+            (["browse", Self.store, "--live", "--live-rate", "-1"], ["--live-rate must be from 0.1 to 1000", "not -1.0"], 64),
+            (["delete", Self.store, "--message", "-3"], ["--message '-3'", "give a primary key"], 1),
+            (["delete", Self.store, "--chat", "-1"], ["--chat '-1'", "give a primary key"], 1),
+            (["delete", Self.store, "--user", "-2"], ["--user '-2'", "give a primary key"], 1),
+            (["bench", "--sweep", "--sizes", "-2000,20000"], ["--sizes: each size must be from 2000", "not -2000"], 64),
+            (generate + ["--users", "-1"], ["--users must be at least 2", "not -1"], 1),
+            (generate + ["--chats", "-1"], ["--chats must be at least 1, not -1"], 1),
+            (generate + ["--messages", "-1"], ["--messages", "-1"], 1),
+            (generate + ["--seed", "-1"], ["'-1' is invalid for '--seed <seed>'"], 64),
+        ]
+        for (arguments, expected, status) in cases {
+            try expectRefused(arguments, mentioning: expected, status: status)
+            #expect(!FileManager.default.fileExists(atPath: out.path("chat.sqlite")))
+        }
+    }
+
     /// The rate at its edges is taken: a slow one waits (stopped by --count 1 after the first message, delivered at
     /// once), the fastest runs.
     @Test func simulateRatesAtTheEdgesWork() throws {
