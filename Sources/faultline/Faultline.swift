@@ -35,7 +35,7 @@ struct Faultline: ParsableCommand {
         // Before anything is opened or written: a write to a closed or broken stdout becomes an error, not a crash.
         Output.prepare()
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(try checkHelpRequest(Array(CommandLine.arguments.dropFirst())))
             // Checked before a command that opens a store runs, so a bad value fails before the default store is
             // made; help and the commands that open no store never read it.
             if command is any OpensStore { _ = try BusyTimeout.parse() }
@@ -46,6 +46,67 @@ struct Faultline: ParsableCommand {
             fail(failure)
         } catch {
             reportParsingError(error)
+        }
+    }
+
+    /// `help NAME…` must name a command: ArgumentParser shows the help of the last name it knows and ignores the
+    /// rest (`help nope` shows faultline's, `help delete extra` delete's), exiting 0 as though that was asked for.
+    /// A name that leads to no command is a usage error here instead. `help` after a command (`fixture help
+    /// generate`, which ArgumentParser would read from the top, as `help generate`) is read under that command:
+    /// the arguments come back as `help fixture generate`, for ArgumentParser to parse.
+    static func checkHelpRequest(_ arguments: [String]) throws(CommandFailure) -> [String] {
+        let root = CommandNames(Faultline.self)
+        var node = root
+        var rest = arguments[...]
+        var before: [String] = []
+        while let word = rest.first, let next = node.subcommand(named: word) {
+            node = next
+            before.append(word)
+            rest = rest.dropFirst()
+        }
+        guard rest.first == "help", !node.subcommands.isEmpty else { return arguments }
+        let request = ["help"] + before + rest.dropFirst()
+        var command = root
+        var owner = [root.name]
+        var given = ["help"]
+        for name in request.dropFirst() where !["-h", "--help", "-help"].contains(name) {
+            given.append(name)
+            if let next = command.subcommand(named: name) {
+                command = next
+            } else if name == "help", !command.subcommands.isEmpty {
+                // ArgumentParser's own help command (`help help`), which has no subcommands.
+                command = CommandNames(name: name, aliases: [], subcommands: [])
+            } else {
+                let known = command.subcommands.isEmpty
+                    ? "it has none" : "its commands: " + command.subcommands.map { $0.name }.joined(separator: ", ")
+                throw CommandFailure("\(given.joined(separator: " ")): \(owner.joined(separator: " ")) has no command '\(name)' (\(known))",
+                                     exitCode: ExitCode.validationFailure.rawValue)
+            }
+            owner.append(name)
+        }
+        return request
+    }
+
+    /// A command's name, aliases and subcommands, as `checkHelpRequest` walks them.
+    private struct CommandNames {
+        let name: String
+        let aliases: [String]
+        let subcommands: [CommandNames]
+
+        init(name: String, aliases: [String], subcommands: [CommandNames]) {
+            self.name = name
+            self.aliases = aliases
+            self.subcommands = subcommands
+        }
+
+        init(_ command: any ParsableCommand.Type) {
+            let configuration = command.configuration
+            self.init(name: command._commandName, aliases: configuration.aliases,
+                      subcommands: configuration.subcommands.map { CommandNames($0) })
+        }
+
+        func subcommand(named word: String) -> CommandNames? {
+            subcommands.first { $0.name == word || $0.aliases.contains(word) }
         }
     }
 

@@ -333,6 +333,13 @@ import Glibc
                      inputs: good, expect: ["no Message with primary key 99999999"]),
             // Usage errors.
             BadInput(name: "unknown subcommand", arguments: ["frobnicate"], inputs: [], expect: ["'frobnicate'", "Unexpected argument"]),
+            // `help` with a name that leads to no command: not some other command's help and exit status 0.
+            BadInput(name: "help: unknown command", arguments: ["help", "nope"], inputs: [],
+                     expect: ["help nope: faultline has no command 'nope' (its commands: model, fixture, check, delete"]),
+            BadInput(name: "help: a name after a command without subcommands", arguments: ["help", "delete", "extra"], inputs: [],
+                     expect: ["help delete extra: faultline delete has no command 'extra' (it has none)"]),
+            BadInput(name: "help: unknown subcommand, help after the command", arguments: ["fixture", "help", "nope"], inputs: [],
+                     expect: ["help fixture nope: faultline fixture has no command 'nope' (its commands: generate)"]),
             BadInput(name: "delete: nothing to delete", arguments: ["delete", "{dir}/chat.sqlite"], inputs: good,
                      expect: ["--chat", "--user", "--message"]),
             BadInput(name: "delete: two objects", arguments: ["delete", "{dir}/chat.sqlite", "--chat", "1", "--user", "2"], inputs: good,
@@ -469,6 +476,19 @@ import Glibc
             let result = try Ran.run([FaultlineBinary.url.path, "check", folder.path("chat.sqlite")], environment: ["FAULTLINE_BUSY_TIMEOUT": value])
             #expect(result.status == 0, "\(value.debugDescription): \(result.stderr)")
         }
+    }
+
+    /// `help` after a command is read under it (ArgumentParser alone read `fixture help generate` as `help
+    /// generate`, and showed faultline's help); every way of asking shows the same text.
+    @Test func helpForACommandIsTheSameHoweverItIsAsked() throws {
+        var texts: [String] = []
+        for arguments in [["fixture", "generate", "--help"], ["help", "fixture", "generate"], ["fixture", "help", "generate"]] {
+            let result = try FaultlineBinary.run(arguments)
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(arguments): \(result.stderr)")
+            texts.append(result.stdout)
+        }
+        #expect(texts[0].contains("--users") && texts[0].contains("--out"))
+        #expect(Set(texts).count == 1, "\(texts)")
     }
 
     /// `check` reads any Faultline store by the model it records: a store of another model is fine for it.
