@@ -137,8 +137,13 @@ struct DeleteCommand: ParsableCommand {
         do throws(CommandFailure) {
             try Output.write(text)
         } catch {
-            // The delete is in the store whatever became of the report: say so on the one error line.
-            throw report.saved ? CommandFailure("\(error.message); the delete of \(report.target) was saved") : error
+            // What was saved is in the store whatever became of the report: say on the one error line what the
+            // store holds now (with --undo, the object again).
+            guard report.saved else { throw error }
+            let saved = report.undone == nil
+                ? "the delete of \(report.target) was saved"
+                : "\(report.target) was deleted and then restored (the delete and its undo were both saved)"
+            throw CommandFailure("\(error.message); \(saved)")
         }
         if report.isRefused { Foundation.exit(1) }
     }

@@ -137,6 +137,23 @@ import Testing
         #expect(again.status == 1 && again.stderr.contains("no Message with primary key 5"), "\(again.stderr)")
     }
 
+    /// With --undo, the delete and then its undo are saved before the report: the error line says the object was
+    /// deleted and restored, and it is there again.
+    @Test func anUndoneDeleteWhoseReportCannotBeWrittenSaysItWasRestored() throws {
+        let folder = TemporaryFolder()
+        let store = folder.path("chat.sqlite")
+        let made = try FaultlineBinary.run(["fixture", "generate", "--out", store, "--users", "10", "--chats", "3", "--messages", "20"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let outcome = try Self.run(["delete", store, "--message", "8", "--undo", "--json"], stream: 1, to: .brokenPipe)
+        expectOutputError(outcome, "delete --undo, stdout a broken pipe")
+        #expect(outcome.other.hasPrefix("error: stdout: cannot write the output (Broken pipe); x-coredata://"), "\(outcome.other)")
+        #expect(outcome.other.hasSuffix("/Message/p8 was deleted and then restored (the delete and its undo were both saved)\n"),
+                "\(outcome.other)")
+        #expect(!outcome.other.contains("the delete of"), "\(outcome.other)")
+        let again = try FaultlineBinary.run(["delete", store, "--message", "8", "--dry-run"])
+        #expect(again.status == 0, "the message is back: \(again.stderr)")
+    }
+
     /// stderr closed or full: a failing command still fails with its own status (its error line is lost), and one
     /// that succeeds (writing progress or an SQL log to stderr on the way) still succeeds.
     @Test(arguments: [Sink.closed, .full, .brokenPipe])
