@@ -136,10 +136,13 @@ enum FixtureWriting {
     }
 
     static func describe(_ summary: FixtureSummary, path: String) -> String {
-        func number(_ value: Int) -> String { value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
-        return "\(ControlCharacters.escaped(path)): \(number(summary.users)) users, \(number(summary.chats)) chats (\(number(summary.groups)) groups, "
-            + "\(number(summary.members)) members), \(number(summary.messages)) messages, \(number(summary.reactions)) reactions, "
-            + "\(number(summary.attachments)) attachments, \(number(summary.receipts)) read receipts, \(number(summary.folders)) folders"
+        // `1 chat (1 group, …)`, `2 chats`: every noun follows its count.
+        func count(_ value: Int, _ noun: String) -> String {
+            "\(value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))) \(noun)\(value == 1 ? "" : "s")"
+        }
+        return "\(ControlCharacters.escaped(path)): \(count(summary.users, "user")), \(count(summary.chats, "chat")) (\(count(summary.groups, "group")), "
+            + "\(count(summary.members, "member"))), \(count(summary.messages, "message")), \(count(summary.reactions, "reaction")), "
+            + "\(count(summary.attachments, "attachment")), \(count(summary.receipts, "read receipt")), \(count(summary.folders, "folder"))"
     }
 }
 

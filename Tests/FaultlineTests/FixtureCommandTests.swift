@@ -37,6 +37,17 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// The summary line gives each count its noun in the singular or the plural, as the count asks.
+    @Test func theSummaryLineSaysOneChatNotOneChats() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("one.sqlite")
+        let result = try FaultlineBinary.run(["fixture", "generate", "--out", path, "--users", "10", "--chats", "1", "--messages", "20"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.hasPrefix("\(path): 10 users, 1 chat (1 group, 10 members), 20 messages, "), "\(result.stdout)")
+        #expect(!result.stdout.contains(" 1 chats") && !result.stdout.contains(" 1 groups") && !result.stdout.contains(" 1 attachments"),
+                "\(result.stdout)")
+    }
+
     @Test func jsonSummaryCountsWhatTheStoreHolds() throws {
         let folder = TemporaryFolder()
         let path = folder.path("j.sqlite")
