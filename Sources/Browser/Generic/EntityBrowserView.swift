@@ -68,7 +68,12 @@ public enum EntityBrowserView {
         var spans = [Span(" \(name) ", Style(.status, bold: true))]
         spans.append(Span(" \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "on" : "off")",
                           Style(.status)))
-        spans.append(state.isWritable ? Span(" · writable", Style(.warning, bold: true)) : Span(" · read-only", Style(.status)))
+        // As in the chat browser, no second "read-only" before a refusal that starts with it.
+        if state.isWritable {
+            spans.append(Span(" · writable", Style(.warning, bold: true)))
+        } else if state.message?.hasPrefix("read-only") != true {
+            spans.append(Span(" · read-only", Style(.status)))
+        }
         if let pending = state.pending { spans.append(Span(" · unsaved: \(pending)", Style(.warning, bold: true))) }
         if let message = state.message {
             spans.append(Span(" · ", Style(.status)))

@@ -53,7 +53,9 @@ public enum BrowserView {
         let levers = " \(settings.batchingLabel) · prefetch \(settings.prefetch.label) · counts \(settings.derivedCounts ? "derived" : "counted")"
             + (settings.drawnColumnsOnly ? "" : " · whole rows")
         spans.append(Span(levers, Style(.status)))
-        if settings.readOnly || state.storeIsReadOnly { spans.append(Span(" · read-only", Style(.status))) }
+        // Left out while the message is a refusal that starts by saying so (`read-only: chat.sqlite cannot be…`).
+        let messageSaysReadOnly = state.message?.hasPrefix("read-only") == true
+        if (settings.readOnly || state.storeIsReadOnly) && !messageSaysReadOnly { spans.append(Span(" · read-only", Style(.status))) }
         if state.live { spans.append(Span(" · live", Style(.accent, bold: true))) }
         if let pending = state.pending { spans.append(Span(" · unsaved: \(pending)", Style(.warning, bold: true))) }
         if let message = state.message {
