@@ -49,11 +49,7 @@ struct CheckCommand: ParsableCommand {
         }
         var given: ObjectModel?
         if let model {
-            do {
-                given = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: model))
-            } catch {
-                throw CommandFailure("--model: \(error.description)", exitCode: 2)
-            }
+            given = try ModelFileArgument.loadOption(model, exitCode: 2)
         }
         let report: IntegrityReport
         let busyTimeout = try BusyTimeout.seconds()

@@ -271,7 +271,12 @@ private struct OpenedStore {
             }
             throw CommandFailure("\(path): no \(namedEntity ?? base.name) with primary key \(key)")
         }
-        guard let found = model.entities.first(where: { String($0.number) == rowEntity }), base.includes(found.name), !found.isAbstract else {
+        let rowKind = model.entities.first { String($0.number) == rowEntity }
+        guard let found = rowKind, base.includes(found.name), !found.isAbstract else {
+            if let rowKind, !rowKind.isAbstract {
+                // Another entity of the same table (a Car where a SportCar was named): named as what it is.
+                throw CommandFailure("\(path): row \(key) of \(mapping.table) is a \(rowKind.name), not \(kinds)")
+            }
             throw CommandFailure("\(path): row \(key) of \(mapping.table) has Z_ENT \(rowEntity.prefix(40)), which is not \(kinds)")
         }
         if let namedEntity, model.entity(named: namedEntity)?.includes(found.name) != true {

@@ -41,11 +41,7 @@ struct ModelCommand: ParsableCommand {
             source = "the store's model cache, written by \(stored.format.rawValue)"
             leftOut = stored.omissions
         } else {
-            do {
-                model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw CommandFailure(error)
-            }
+            model = try ModelFileArgument.load(path)
         }
         let schema = StoreSchema(model: model)
         let report = ModelReport(file: path, schema: schema, source: source, leftOut: leftOut)

@@ -36,6 +36,37 @@ enum ModelFileArgument {
     static func checkOption(_ path: String?, exitCode: Int32 = 1) throws(CommandFailure) {
         if path?.isEmpty == true { throw CommandFailure("--model: \(emptyPath)", exitCode: exitCode) }
     }
+
+    /// The model file at `path`, for `--model`: a store given there is named as one (its XML error would say only
+    /// that it is not XML).
+    static func loadOption(_ path: String, exitCode: Int32 = 1) throws(CommandFailure) -> ObjectModel {
+        try checkOption(path, exitCode: exitCode)
+        if StoreModelSource.isSQLiteFile(path) {
+            throw CommandFailure("--model: \(path): is an SQLite store, not a model file: give the .xcdatamodeld or .xcdatamodel "
+                + "it was made with, or leave out --model to read the model inside the store", exitCode: exitCode)
+        }
+        do {
+            return try load(path)
+        } catch {
+            throw CommandFailure("--model: \(error.message)", exitCode: exitCode)
+        }
+    }
+
+    /// The model file at `path`. A file that is neither a model file nor SQLite is named as such, rather than
+    /// as XML gone wrong: a damaged store or any other file given in the model's place is the likelier mistake.
+    static func load(_ path: String) throws(CommandFailure) -> ObjectModel {
+        do {
+            return try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            var isDirectory: ObjCBool = false
+            if error.problems.first?.hasPrefix("is not XML") == true, (path as NSString).lastPathComponent != "contents",
+               FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw CommandFailure("\(path): is neither a model file nor an SQLite store (it is not XML, and does not start as an "
+                    + "SQLite file does): give a .xcdatamodeld or .xcdatamodel folder, its 'contents' file, or a store")
+            }
+            throw CommandFailure(error.description)
+        }
+    }
 }
 
 /// The model a command opens a store with: the one given with `--model`, or the one inside the store; and whether
@@ -50,12 +81,7 @@ struct ChosenModel {
         let model: ObjectModel
         let source: String
         if let modelFile {
-            try ModelFileArgument.checkOption(modelFile)
-            do {
-                model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelFile))
-            } catch {
-                throw CommandFailure("--model: \(error.description)")
-            }
+            model = try ModelFileArgument.loadOption(modelFile)
             source = "--model \(modelFile)"
         } else {
             model = try StoreModelSource.read(storeAt: store, suggestion: suggestion).model

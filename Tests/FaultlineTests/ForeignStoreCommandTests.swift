@@ -91,6 +91,16 @@ struct ForeignStoreCommandTests {
         #expect(result.stderr == "error: \(store): was made for a different model (table ZPERSON has unexpected ZNICKNAME)\n")
     }
 
+    /// A key of the right table whose row is another entity is named as what it is.
+    @Test func anObjectOfAnotherEntityOfTheTableIsNamedAsWhatItIs() throws {
+        let folder = TemporaryFolder()
+        let store = try CoreDataCorpus.copy("cars-people", into: folder)
+        try #require(try FaultlineBinary.sqliteRows(store, "SELECT Z_ENT FROM ZCAR WHERE Z_PK = 1") == ["1"])
+        let result = try FaultlineBinary.run(["delete", store, "--object", "SportCar/p1", "--dry-run"])
+        #expect(result.status != 0)
+        #expect(result.stderr == "error: \(store): row 1 of ZCAR is a Car, not a SportCar (LuxuryCar)\n")
+    }
+
     @Test func entityNumbersMustAgree() throws {
         let folder = TemporaryFolder()
         let store = try CoreDataCorpus.copy("cars-people", into: folder)

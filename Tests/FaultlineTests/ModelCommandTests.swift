@@ -75,7 +75,8 @@ import Testing
             """.write(toFile: badInverse, atomically: true, encoding: .utf8)
         let cases: [(String, String)] = [
             (folder.path("missing.xcdatamodel"), "no such file or directory"),
-            (notXML, "is not XML"),
+            // A file, not a model's 'contents': named as what it is not, rather than as XML gone wrong.
+            (notXML, "is neither a model file nor an SQLite store"),
             (empty, "is empty"),
             (badInverse, "entity 'A': relationship 'b': unknown inverse 'nope' on entity 'B'"),
         ]
