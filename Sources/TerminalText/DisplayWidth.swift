@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Widths of text in terminal columns, as the terminal will draw it: CJK and most emoji take two, combining marks
 /// none. Views measure, cut and pad with these, never with `String.count`, so that columns line up.
 ///
@@ -92,13 +98,17 @@ public enum DisplayWidth {
     /// by the other, its later cells shifted. Without the joiner every terminal draws the parts (👨👩👧), the
     /// columns `DisplayWidth` counts.
     public static func joinerRemoved(from text: String) -> String {
-        // The joiner is E2 80 8D in UTF-8: most text has no E2 at all, and a scan of its bytes says so.
+        // The joiner is E2 80 8D in UTF-8. Every line of a frame is scanned (box-drawing characters start with E2
+        // too), so the lead byte is found with `memchr` and only its followers are looked at.
         var copy = text
         let hasJoiner = copy.withUTF8 { bytes -> Bool in
-            var index = 0
-            while index + 2 < bytes.count {
-                if bytes[index] == 0xE2, bytes[index + 1] == 0x80, bytes[index + 2] == 0x8D { return true }
-                index += 1
+            guard let base = bytes.baseAddress, bytes.count >= 3 else { return false }
+            var at = base
+            let end = base + bytes.count
+            while at + 2 < end, let found = memchr(at, 0xE2, end - 2 - at) {
+                let lead = found.assumingMemoryBound(to: UInt8.self)
+                if lead[1] == 0x80, lead[2] == 0x8D { return true }
+                at = UnsafePointer(lead + 1)
             }
             return false
         }
