@@ -96,11 +96,8 @@ enum FixturePlacement {
     /// take a store written there for X's write-ahead log, its index or its rollback journal, and X (a live store,
     /// perhaps) would fail to open or be damaged by it, while the store written there could not be opened either.
     static func checkNotSideFileName(_ path: String) throws(FixtureError) {
-        for suffix in StoreUsers.sideFileSuffixes where path.hasSuffix(suffix) {
-            let base = String(path.dropLast(suffix.count))
-            var info = stat()
-            guard !base.isEmpty, stat(base, &info) == 0, info.st_mode & mode_t(S_IFMT) != mode_t(S_IFDIR) else { continue }
-            throw .output("\(path): cannot write a store here (SQLite keeps the \(suffix) file of \(base) under that name)")
+        if let (suffix, owner) = StoreUsers.owner(ofSideFile: path) {
+            throw .output("\(path): cannot write a store here (SQLite keeps the \(suffix) file of \(owner) under that name)")
         }
     }
 

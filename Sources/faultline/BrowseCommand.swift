@@ -57,15 +57,15 @@ struct BrowseCommand: ParsableCommand {
     /// - Parameter liveRate: messages a second for the simulated writer; nil for none.
     /// - Parameter liveInPlace: whether the writer writes into the store itself rather than a temporary copy.
     static func browse(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double? = nil, liveInPlace: Bool = false) throws {
-        // A signal that ends the browser ends the process with its status, once the session's store, copy and log
+        // A signal that ends the browser ends the process with its status, once the browser's store, copy and log
         // are let go: closing the store's connections is what removes the -wal and -shm a look made beside it.
-        if let signal = try session(options, sqlDebug: sqlDebug, liveRate: liveRate, liveInPlace: liveInPlace) {
+        if let signal = try browseUntilEnded(options, sqlDebug: sqlDebug, liveRate: liveRate, liveInPlace: liveInPlace) {
             Foundation.exit(128 + signal)
         }
     }
 
-    /// One browsing session; returns the signal that ended it, if one did.
-    private static func session(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double?, liveInPlace: Bool) throws -> Int32? {
+    /// Browses until quit or an ending signal; returns that signal, if one ended it.
+    private static func browseUntilEnded(_ options: BrowserOptions, sqlDebug: SQLDebugOptions, liveRate: Double?, liveInPlace: Bool) throws -> Int32? {
         // Without a usable terminal nothing else is worth doing (not even making the default store, or opening the
         // store).
         do {

@@ -88,14 +88,8 @@ struct SQLDebugOptions: ParsableArguments {
     /// and X. SQLite reads such a file as X's log, index or journal, so a log written there would damage X (or be
     /// taken over by it), and one already there is X's.
     private static func databaseOwning(sideFile path: String) -> (suffix: String, database: String)? {
-        for suffix in StoreUsers.sideFileSuffixes where path.hasSuffix(suffix) {
-            let database = String(path.dropLast(suffix.count))
-            var info = stat()
-            guard !database.isEmpty, stat(database, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG),
-                  StoreModelSource.isSQLiteFile(database) else { continue }
-            return (suffix, database)
-        }
-        return nil
+        guard let (suffix, owner) = StoreUsers.owner(ofSideFile: path), StoreModelSource.isSQLiteFile(owner) else { return nil }
+        return (suffix, owner)
     }
 
     /// Where the log goes: the `--sql-log` file (created or emptied now, after `checkLogFile`), else stderr.

@@ -36,7 +36,10 @@ struct RelationshipShortfalls {
     }
 
     /// The failures the store shows now, objects by entity and key.
-    func failures(coordinator: PersistentStoreCoordinator, query: DeletionPlanner.Query) throws -> [ValidationFailure] {
+    func failures(coordinator: PersistentStoreCoordinator, runner: StatementRunner) throws -> [ValidationFailure] {
+        func query(_ sql: String, _ arguments: [AttributeValue], _ row: (borrowing RowView) throws -> Void) throws {
+            try runner.query(SQLStatement(sql, arguments), row: row)
+        }
         var failures: [ValidationFailure] = []
         func fail(_ mapping: EntityMapping, entity: Int64, key: Int64, _ name: String, _ reason: String) {
             let id = ObjectID.stored(entity: entity, of: mapping.entityNumbers, key: key)

@@ -89,9 +89,7 @@ struct SaveExecutor {
         // What the delete's Nullify rules left, now that the save's own writes are in: Core Data validates the
         // objects they changed and refuses the save.
         if let shortfalls = outcome.deletion?.outcome.shortfalls, !shortfalls.isEmpty {
-            let failures = try shortfalls.failures(coordinator: coordinator) { sql, arguments, row in
-                try runner.query(SQLStatement(sql, arguments), row: row)
-            }
+            let failures = try shortfalls.failures(coordinator: coordinator, runner: runner)
             if !failures.isEmpty { throw ContextError.validation(failures) }
         }
         if let step = plan.journalStep { outcome.touched = try journal.end(step, runner: runner) }

@@ -37,6 +37,18 @@ public enum StoreUsers {
     }
 
     /// The side files of `path` that exist now (whatever their size), as full paths.
+    /// For `X-wal`, `X-shm` or `X-journal` where a file (not a folder) `X` exists: the suffix and `X`. SQLite takes
+    /// a file under such a name for X's log, index or journal; nil for any other path.
+    public static func owner(ofSideFile path: String) -> (suffix: String, owner: String)? {
+        for suffix in sideFileSuffixes where path.hasSuffix(suffix) {
+            let owner = String(path.dropLast(suffix.count))
+            var info = stat()
+            guard !owner.isEmpty, stat(owner, &info) == 0, info.st_mode & mode_t(S_IFMT) != mode_t(S_IFDIR) else { continue }
+            return (suffix, owner)
+        }
+        return nil
+    }
+
     public static func sideFiles(of path: String) -> [String] {
         sideFileSuffixes.map { path + $0 }.filter { side in
             var info = stat()
