@@ -60,11 +60,7 @@ extension BrowserModel {
         }
         do {
             let plan = try withProgress { () throws(ContextError) in try context.deletionPlan(for: [object]) }
-            state.overlay = .deletePreview(DeletePreview(
-                target: name,
-                deleted: plan.deleted.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                nullified: plan.nullified.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                denied: plan.denied.map { "\($0.entity).\($0.relationship): \($0.count) \($0.count == 1 ? "object" : "objects")" }))
+            state.overlay = .deletePreview(DeletePreview(target: name, plan: plan))
             pendingDeletion = object
         } catch .cancelled {
             pendingDeletion = nil
@@ -106,8 +102,8 @@ extension BrowserModel {
             state.quitRequested = true
         case .deletePreview(let preview):
             state.overlay = .none
-            guard preview.denied.isEmpty else {
-                state.message = "not deleted: " + preview.denied.joined(separator: "; ") + " (Deny)"
+            if let refusal = preview.refusal {
+                state.message = refusal
                 state.messageIsError = true
                 return
             }

@@ -69,9 +69,36 @@ public struct DeletePreview: Equatable, Sendable {
     public var nullified: [(String, Int)]
     /// Deny rules refusing it: `User.ownedGroups: 27`.
     public var denied: [String]
+    /// Survivors it would leave without what a relationship requires, which the save refuses:
+    /// `Book.author is required, and would be cleared: 2 objects (first x-coredata://…/Book/p1)`.
+    public var invalid: [String] = []
+
+    public init(target: String, deleted: [(String, Int)], nullified: [(String, Int)], denied: [String], invalid: [String] = []) {
+        self.target = target
+        self.deleted = deleted
+        self.nullified = nullified
+        self.denied = denied
+        self.invalid = invalid
+    }
+
+    /// The preview of `plan` for the object named `target`.
+    public init(target: String, plan: DeletionPlan) {
+        self.init(target: target,
+                  deleted: plan.deleted.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                  nullified: plan.nullified.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                  denied: plan.denied.map { "\($0.entity).\($0.relationship): \($0.count) \($0.count == 1 ? "object" : "objects")" },
+                  invalid: plan.shortfalls.map(\.description))
+    }
+
+    /// Why the delete cannot go ahead, for the status line; nil when it can.
+    public var refusal: String? {
+        if !denied.isEmpty { return "not deleted: " + denied.joined(separator: "; ") + " (Deny)" }
+        if !invalid.isEmpty { return "not deleted: the save would fail validation: " + invalid.joined(separator: "; ") }
+        return nil
+    }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.target == rhs.target && lhs.denied == rhs.denied
+        lhs.target == rhs.target && lhs.denied == rhs.denied && lhs.invalid == rhs.invalid
             && lhs.deleted.elementsEqual(rhs.deleted, by: ==) && lhs.nullified.elementsEqual(rhs.nullified, by: ==)
     }
 }

@@ -16,7 +16,9 @@ struct DeleteCommand: ParsableCommand {
             direct or a group chat. --object takes any object of any store: its URI, or <Entity>/p<key>; the model \
             is read from inside the store unless --model gives its file. A store that is not a chat store is only \
             read unless --write is given. The plan comes first: per entity the objects that go, per relationship the \
-            references surviving objects lose, and the Deny rules that refuse the delete. With --dry-run that is all; \
+            references surviving objects lose, the Deny rules that refuse the delete, and the surviving objects it \
+            would leave without what a relationship requires (which the save's validation refuses). With --dry-run \
+            that is all; \
             otherwise the object is deleted, the change saved in one transaction, and what the save did is printed. \
             The plan is worked out on a read-only connection: a dry run or a refused delete never opens the file for \
             writing, so it stays as it was, byte for byte.
@@ -26,7 +28,7 @@ struct DeleteCommand: ParsableCommand {
             the same objects are back.
 
             Exit status: 0 when deleted (or, with --dry-run, when the delete would be allowed), 1 when Deny rules \
-            refuse it or anything else fails.
+            or required relationships refuse it or anything else fails.
             """
     )
 
@@ -117,7 +119,7 @@ struct DeleteCommand: ParsableCommand {
 
         // Then, when allowed and asked for, the delete on a writable connection: the save plans again in its own
         // transaction, so a store changed meanwhile is judged as it is then.
-        if !dryRun && !report.plan.isDenied {
+        if !dryRun && !report.plan.isRefused {
             if !chosen.isChatModel { FileHandle.standardError.write(Data((ChosenModel.writeWarning(store: path) + "\n").utf8)) }
             let store = try OpenedStore(path: path, readOnly: false, requireWritable: true, model: chosen)
             logs.append(try log(store))
@@ -389,7 +391,7 @@ struct DeleteReport {
     var undone: DeletionPlan?
 
     var saved: Bool { done != nil }
-    var isRefused: Bool { plan.isDenied && done == nil }
+    var isRefused: Bool { plan.isRefused && done == nil }
 
     // MARK: text
 
@@ -405,9 +407,17 @@ struct DeleteReport {
         lines += Self.table(plan)
         lines.append("")
         if isRefused {
-            let count = plan.denied.count
-            lines.append("denied by \(count) Deny rule\(count == 1 ? "" : "s"):")
-            lines += plan.denied.map { "  \($0)" }
+            if plan.isDenied {
+                let count = plan.denied.count
+                lines.append("denied by \(count) Deny rule\(count == 1 ? "" : "s"):")
+                lines += plan.denied.map { "  \($0)" }
+            }
+            if !plan.shortfalls.isEmpty {
+                // What the save's validation would refuse: survivors left without what a relationship requires.
+                let count = plan.shortfalls.reduce(0) { $0 + $1.count }
+                lines.append("the save would fail validation: \(Self.count(count, "surviving object")) left invalid:")
+                lines += plan.shortfalls.map { "  \($0)" }
+            }
             lines.append("nothing deleted; the store is unchanged")
         } else if let done {
             // The save plans again in its transaction; its counts differ only if the store changed meanwhile.
@@ -473,10 +483,19 @@ struct DeleteReport {
             let count: Int
         }
 
+        struct Shortfall: Encodable {
+            let relationship: String
+            let reason: String
+            let count: Int
+            let first: String
+        }
+
         let target: String
         let deleted: [String: Int]
         let nullified: [String: Int]
         let denied: [Blocker]
+        /// Survivors the delete would leave invalid, by relationship (the save would fail validation).
+        let shortfalls: [Shortfall]
         let saved: Bool
         /// With `--undo`: the plan after the undo was saved.
         let undone: Undone?
@@ -487,13 +506,15 @@ struct DeleteReport {
         }
     }
 
-    /// `{"target":…, "deleted":{…}, "nullified":{…}, "denied":[{"object","relationship","count"}], "saved":…}`,
+    /// `{"target":…, "deleted":{…}, "nullified":{…}, "denied":[{"object","relationship","count"}],
+    /// "shortfalls":[{"relationship","reason","count","first"}], "saved":…}`,
     /// keys sorted. `deleted` and `nullified` are what the save did when `saved` is true, else what the plan says.
     func json() throws(CommandFailure) -> String {
         let counts = done ?? plan
         let value = JSONReport(
             target: target, deleted: counts.deleted, nullified: counts.nullified,
             denied: isRefused ? plan.denied.map { .init(object: $0.object, relationship: "\($0.entity).\($0.relationship)", count: $0.count) } : [],
+            shortfalls: isRefused ? plan.shortfalls.map { .init(relationship: "\($0.entity).\($0.relationship)", reason: $0.reason, count: $0.count, first: $0.first) } : [],
             saved: saved, undone: undone.map { .init(deleted: $0.deleted, nullified: $0.nullified) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -450,4 +450,50 @@ import Testing
         #expect(browser.state.messageIsError)
         #expect(browser.state.pending == nil)
     }
+
+    /// A delete the save's validation would refuse (a survivor's required to-one cleared) is refused at the preview,
+    /// as a Deny rule's is: the overlay names the relationship and the first object, and confirming deletes nothing.
+    @Test func aDeleteLeavingARequiredRelationshipEmptyIsRefusedAtThePreview() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("books.sqlite")
+        let model = try ObjectModel {
+            EntityDescription("Writer") {
+                Attribute("name", .string)
+                Relationship.toMany("books", "Book", inverse: "author")
+            }
+            EntityDescription("Book") {
+                Attribute("title", .string)
+                Relationship.toOne("author", "Writer", inverse: "books").required()
+            }
+        }
+        do {
+            let context = ObjectContext(coordinator: try PersistentStoreCoordinator(path: path, model: model))
+            let writer = context.insert("Writer")
+            writer.setValue("ann", forKey: "name")
+            let book = context.insert("Book")
+            book.setValue("one", forKey: "title")
+            book.setObject(writer, forKey: "author")
+            try context.save()
+        }
+        let store = try ForeignStore.open(path: path, model: ForeignModel(objectModel: model), writable: true, settings: BrowserSettings())
+        let browser = EntityBrowserModel(store: store, settings: BrowserSettings(), width: 140, height: 40,
+                                         timeZone: TimeZone(identifier: "UTC") ?? .current, activityClock: { 0 })
+        browser.apply(.browser(.start))
+        browser.apply(.entity("Writer"))
+        browser.apply(.browser(.delete))
+        guard case .deletePreview(let preview) = browser.state.overlay else {
+            Issue.record("no delete preview: \(browser.state.message ?? "")")
+            return
+        }
+        #expect(preview.denied.isEmpty)
+        #expect(preview.invalid.count == 1)
+        #expect(preview.invalid.first?.hasPrefix("Book.author is required, and would be cleared: 1 object (first x-coredata://") == true)
+        let frame = EntityBrowserView.frame(browser.state, activity: browser.activity).text
+        #expect(frame.contains("Refused: the save would fail validation"))
+        #expect(frame.contains("Nothing will change. Esc closes."))
+        browser.apply(.browser(.confirm))
+        #expect(browser.state.messageIsError)
+        #expect(browser.state.message?.hasPrefix("not deleted: the save would fail validation: Book.author is required") == true)
+        #expect(browser.state.pending == nil)
+    }
 }

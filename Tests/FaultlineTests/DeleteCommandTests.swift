@@ -291,6 +291,59 @@ import Testing
         }
     }
 
+    /// A delete whose Nullify rules would leave a survivor without what it requires is refused from the plan, as
+    /// a Deny is: the report names the relationship, how many objects and the first, exit 1, and the save is never
+    /// tried, so the file keeps every byte.
+    @Test func aDeleteThatWouldLeaveSurvivorsInvalidIsRefusedFromThePlan() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("books.sqlite")
+        let uuid: String
+        do {
+            let model = try ObjectModel {
+                EntityDescription("Book") {
+                    Attribute("title", .string)
+                    Relationship.toOne("author", "Writer", inverse: "books").required()
+                }
+                EntityDescription("Writer") {
+                    Attribute("name", .string)
+                    Relationship.toMany("books", "Book", inverse: "author")
+                }
+            }
+            let coordinator = try PersistentStoreCoordinator(path: path, model: model)
+            let context = ObjectContext(coordinator: coordinator)
+            let writer = context.insert("Writer")
+            for title in ["one", "two"] {
+                let book = context.insert("Book")
+                book.setValue(title, forKey: "title")
+                book.setObject(writer, forKey: "author")
+            }
+            try context.save()
+            uuid = try #require(coordinator.uri(for: writer.objectID).split(separator: "/").dropFirst().first.map(String.init))
+        }
+        let before = FileManager.default.contents(atPath: path)
+        for extra in [["--dry-run"], ["--write"]] {
+            let result = try FaultlineBinary.run(["delete", path, "--object", "Writer/p1"] + extra)
+            #expect(result.status == 1, "\(extra): \(result.stderr)")
+            let output = lines(result.stdout)
+            #expect(output.contains("plan (refused):"), "\(result.stdout)")
+            #expect(output.contains("the save would fail validation: 2 surviving objects left invalid:"))
+            #expect(output.contains("  Book.author is required, and would be cleared: 2 objects (first x-coredata://\(uuid)/Book/p1)"))
+            #expect(output.last == "nothing deleted; the store is unchanged")
+            #expect(FileManager.default.contents(atPath: path) == before, "\(extra)")
+        }
+        let json = try json(try FaultlineBinary.run(["delete", path, "--object", "Writer/p1", "--dry-run", "--json"]))
+        let shortfalls = try #require(json["shortfalls"] as? [[String: Any]])
+        #expect(shortfalls.count == 1)
+        #expect(shortfalls.first?["relationship"] as? String == "Book.author")
+        #expect(shortfalls.first?["count"] as? Int == 2)
+        #expect(shortfalls.first?["first"] as? String == "x-coredata://\(uuid)/Book/p1")
+        #expect(json["nullified"] as? [String: Int] == ["Book.author": 2])
+        #expect(json["saved"] as? Bool == false)
+        // A book goes freely: the writer keeps the other.
+        #expect(try FaultlineBinary.run(["delete", path, "--object", "Book/p1", "--dry-run"]).status == 0)
+        #expect(FileManager.default.contents(atPath: path) == before)
+    }
+
     @Test func storesThatAreNotChatStoresAreRefused() throws {
         let folder = TemporaryFolder()
         // A GraphStore store of another model.

@@ -38,11 +38,7 @@ extension EntityBrowserModel {
         do {
             let plan = try withProgress { () throws(ContextError) in try context.deletionPlan(for: [object]) }
             let name = DisplayWidth.truncate(ObjectNames.label(object), width: 48)
-            state.overlay = .deletePreview(DeletePreview(
-                target: "\(name) (\(object.uriRepresentation))",
-                deleted: plan.deleted.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                nullified: plan.nullified.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                denied: plan.denied.map { "\($0.entity).\($0.relationship): \($0.count) \($0.count == 1 ? "object" : "objects")" }))
+            state.overlay = .deletePreview(DeletePreview(target: "\(name) (\(object.uriRepresentation))", plan: plan))
             pendingDeletion = object
         } catch .cancelled {
             pendingDeletion = nil
@@ -61,8 +57,8 @@ extension EntityBrowserModel {
             state.quitRequested = true
         case .deletePreview(let preview):
             state.overlay = .none
-            guard preview.denied.isEmpty else {
-                state.message = "not deleted: " + preview.denied.joined(separator: "; ") + " (Deny)"
+            if let refusal = preview.refusal {
+                state.message = refusal
                 state.messageIsError = true
                 return
             }

@@ -53,9 +53,18 @@ enum OverlayView {
         let width = min(frameWidth - 4, 64)
         var lines = DisplayWidth.wrap("Delete \(preview.target)?", width: max(10, width - 4))
             .map { StyledLine($0, Style(.danger, bold: true)) } + [StyledLine("")]
-        if !preview.denied.isEmpty {
-            lines.append(StyledLine("Refused by Deny rules:", Style(.danger, bold: true)))
-            lines += preview.denied.map { StyledLine("  \($0)", Style(.danger)) }
+        if !preview.denied.isEmpty || !preview.invalid.isEmpty {
+            if !preview.denied.isEmpty {
+                lines.append(StyledLine("Refused by Deny rules:", Style(.danger, bold: true)))
+                lines += preview.denied.map { StyledLine("  \($0)", Style(.danger)) }
+            }
+            if !preview.invalid.isEmpty {
+                // Survivors the save's validation would refuse: each wrapped, since each names an object in full.
+                lines.append(StyledLine("Refused: the save would fail validation", Style(.danger, bold: true)))
+                for shortfall in preview.invalid {
+                    lines += DisplayWidth.wrap(shortfall, width: max(10, width - 6)).map { StyledLine("  \($0)", Style(.danger)) }
+                }
+            }
             lines.append(StyledLine(""))
             lines.append(StyledLine("Nothing will change. Esc closes.", Style(.muted)))
             return (lines, width)

@@ -26,13 +26,89 @@ extension DeletionCounter {
             doomedEntities.append((mapping, count))
         }
         for (mapping, _) in doomedEntities { plan.denied += try blockers(of: mapping) }
+        var shortfalls: Shortfalls = [:]
         for (mapping, count) in doomedEntities {
-            for (key, sql) in referenceCounts(of: mapping, doomed: count) {
-                let found = try self.count(sql)
-                if found > 0 { plan.nullified[key, default: 0] += found }
+            for reference in referenceCounts(of: mapping, doomed: count) {
+                guard let required = reference.required else {
+                    let found = try self.count(reference.sql)
+                    if found > 0 { plan.nullified[reference.key, default: 0] += found }
+                    continue
+                }
+                // A required to-one: the same count, with the first row it clears.
+                try run(reference.sql, rows: { Int($0.int64(0)) }) { handle in
+                    let found = Int(handle.int64(0))
+                    guard found > 0 else { return }
+                    plan.nullified[reference.key, default: 0] += found
+                    note(&shortfalls, required.mapping, required.toOne.name, count: found, entity: handle.int64(2), key: handle.int64(1), least: nil)
+                }
             }
         }
+        try thinnedOwners(into: &shortfalls)
+        plan.shortfalls = shortfalls.keys.sorted().compactMap { shortfalls[$0]?.shortfall }
         return plan
+    }
+
+    /// Survivors left invalid so far, by `Entity.relationship`, each with the key of the first found.
+    private typealias Shortfalls = [String: (shortfall: DeletionPlan.Shortfall, firstKey: Int64)]
+
+    /// Adds `count` survivors of `mapping`'s relationship `name` to the shortfalls, the first of them at `key` (of
+    /// entity number `entity`) when it comes before the one noted so far.
+    private func note(_ shortfalls: inout Shortfalls, _ mapping: EntityMapping, _ name: String,
+                      count: Int, entity: Int64, key: Int64, least: Int?) {
+        let uri = coordinator.uri(for: ObjectID.stored(entity: entity, of: coordinator.mapping(forEntityNumber: mapping.rootNumber).entityNumbers, key: key))
+        let id = "\(mapping.name).\(name)"
+        guard var known = shortfalls[id] else {
+            shortfalls[id] = (.init(entity: mapping.name, relationship: name, count: count, first: uri, leastMembers: least), key)
+            return
+        }
+        known.shortfall.count += count
+        if key < known.firstKey { known = (.init(entity: mapping.name, relationship: name, count: known.shortfall.count, first: uri, leastMembers: least), key) }
+        shortfalls[id] = known
+    }
+
+    /// The surviving owners of to-manys that require members (required, or a minimum count) whose doomed members
+    /// would leave them too few: per to-many, one statement over the owners of doomed members, each owner's
+    /// remaining members counted.
+    private func thinnedOwners(into shortfalls: inout Shortfalls) throws {
+        let model = coordinator.model
+        for entity in model.entities {
+            let owner = coordinator.mapping(forEntityNumber: entity.number)
+            for toMany in owner.toManys where RelationshipShortfalls.requiresMembers(toMany) {
+                guard !DeletionPlanner.inherits(owner, toMany.name, model),
+                      let doomed = doomedKeys(root: coordinator.mapping(forEntityNumber: toMany.destinationNumber).rootNumber) else { continue }
+                let owners: String
+                let remaining: String
+                switch toMany.storage {
+                case .inverseForeignKey(let table, let column, _):
+                    owners = "SELECT m.\(column) FROM \(table) m WHERE m.Z_PK IN \(doomed)"
+                    remaining = "SELECT COUNT(*) FROM \(table) m WHERE m.\(column) = o.Z_PK AND m.Z_PK NOT IN \(doomed)"
+                case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
+                    owners = "SELECT j.\(sourceColumn) FROM \(table) j WHERE j.\(destinationColumn) IN \(doomed)"
+                    remaining = "SELECT COUNT(*) FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK AND j.\(destinationColumn) NOT IN \(doomed)"
+                case .foreignKey, .transient:
+                    continue
+                }
+                // As validation judges a to-many: an optional one may be empty, else it needs `least`.
+                let description = toMany.description
+                let least = max(description.minCount, description.isOptional ? 0 : 1)
+                let short = description.isOptional ? "(\(remaining)) BETWEEN 1 AND \(least - 1)" : "(\(remaining)) < \(least)"
+                let survives = doomedKeys(root: owner.rootNumber).map { " AND o.Z_PK NOT IN \($0)" } ?? ""
+                let sql = "SELECT COUNT(*), MIN(o.Z_PK), \(entityTerm(owner.rootNumber, "o")) FROM \(owner.table) o"
+                    + " WHERE o.Z_PK IN (\(owners))\(entityFilter(owner.rootNumber, "o", owner.entityNumbers))\(survives) AND \(short)"
+                try run(sql, rows: { Int($0.int64(0)) }) { handle in
+                    let found = Int(handle.int64(0))
+                    if found > 0 { note(&shortfalls, owner, toMany.name, count: found, entity: handle.int64(2), key: handle.int64(1), least: least) }
+                }
+            }
+        }
+    }
+
+    /// A statement counting the references survivors lose (`key` names them in the plan); for a required to-one,
+    /// which one, so that the rows it would leave invalid are noted too.
+    private struct ReferenceCount {
+        let key: String
+        let sql: String
+        let required: (mapping: EntityMapping, toOne: EntityMapping.ToOne)?
     }
 
     /// A Nullify rule whose key is in the doomed row itself: the reference its destination loses.
@@ -148,8 +224,8 @@ extension DeletionCounter {
     /// under the names the plan counts them by: the steps of `DeletionPlanner.nullifySteps()` but those whose key is
     /// in the doomed row (`countTable` counts them). Up to `listingLimit` doomed objects, a statement lists them and
     /// looks up what refers to each; above, it reads the referring keys and looks each up.
-    private func referenceCounts(of mapping: EntityMapping, doomed: Int) -> [(key: String, sql: String)] {
-        var counts: [(key: String, sql: String)] = []
+    private func referenceCounts(of mapping: EntityMapping, doomed: Int) -> [ReferenceCount] {
+        var counts: [ReferenceCount] = []
         let model = coordinator.model
         let listing = doomed <= listingLimit
         let exact: ClosedRange<Int>? = mapping.tableHasSubentities ? mapping.number...mapping.number : nil
@@ -158,24 +234,30 @@ extension DeletionCounter {
             // A table the delete does not reach holds no doomed object: nothing is a source there.
             listing ? "\(key) IN \(sources(mapping))" : memberKey(mapping.rootNumber, key, entities: exact, depth: 1) ?? "0"
         }
-        /// Surviving rows of `table` (of `root`'s hierarchy) whose `column` points at the doomed objects.
-        func clearing(_ column: String, in table: String, root: Int, key: String) {
+        /// Surviving rows of `holder`'s table whose `toOne` points at the doomed objects; for a required to-one, with
+        /// the first such row (its key and entity).
+        func clearing(_ toOne: EntityMapping.ToOne, of holder: EntityMapping, key: String) {
+            let root = holder.rootNumber
             let survives = reachable.contains(root) ? " AND NOT \(memberRow(root, "x", depth: 1))" : ""
             // `>=` the smallest integer: not NULL, as a range its index can read (a value below it names no row).
-            let present = listing ? "x.\(column) IS NOT NULL" : "x.\(column) >= \(Int64.min)"
-            counts.append((key, "SELECT COUNT(*) FROM \(table) x WHERE \(present) AND \(isSource("x.\(column)"))\(survives)"))
+            let present = listing ? "x.\(toOne.column) IS NOT NULL" : "x.\(toOne.column) >= \(Int64.min)"
+            let required = !toOne.description.isOptional
+            // With one MIN() in the statement, SQLite takes the entity column from the row with the smallest key.
+            let first = required ? ", MIN(x.Z_PK), \(entityTerm(root, "x"))" : ""
+            counts.append(ReferenceCount(key: key, sql: "SELECT COUNT(*)\(first) FROM \(holder.table) x WHERE \(present) AND \(isSource("x.\(toOne.column)"))\(survives)",
+                                         required: required ? (holder, toOne) : nil))
         }
         /// Links of join table `table` from the doomed objects (in `from`) to rows of `root`'s hierarchy that survive
         /// (in `to`).
         func links(_ table: String, from: String, to: String, root: Int, key: String) {
             let survives = memberKey(root, "j.\(to)", entities: nil, depth: 1).map { " AND NOT \($0)" } ?? ""
-            counts.append((key, "SELECT COUNT(*) FROM \(table) j WHERE \(isSource("j.\(from)"))\(survives)"))
+            counts.append(ReferenceCount(key: key, sql: "SELECT COUNT(*) FROM \(table) j WHERE \(isSource("j.\(from)"))\(survives)", required: nil))
         }
         for toOne in mapping.toOnes where toOne.description.deleteRule == .nullify {
             guard let inverse = toOne.inverse else { continue }
             let destination = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
             if case .toOne(let index)? = destination.slot(forKey: inverse) {
-                clearing(destination.toOnes[index].column, in: destination.table, root: destination.rootNumber, key: "\(destination.name).\(inverse)")
+                clearing(destination.toOnes[index], of: destination, key: "\(destination.name).\(inverse)")
             }
         }
         for toMany in mapping.toManys where toMany.description.deleteRule != .noAction {
@@ -183,8 +265,7 @@ extension DeletionCounter {
             switch toMany.storage {
             case .inverseForeignKey(_, let column, _) where toMany.description.deleteRule == .nullify:
                 guard let toOne = destination.toOnes.first(where: { $0.column == column }) else { continue }
-                clearing(toOne.column, in: destination.table, root: destination.rootNumber,
-                         key: "\(toMany.description.destination).\(toMany.inverse ?? toOne.name)")
+                clearing(toOne, of: destination, key: "\(toMany.description.destination).\(toMany.inverse ?? toOne.name)")
             case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
                 guard toMany.description.deleteRule == .nullify, let inverse = toMany.inverse else { continue }
                 links(table, from: sourceColumn, to: destinationColumn, root: destination.rootNumber, key: "\(toMany.description.destination).\(inverse)")
@@ -196,7 +277,7 @@ extension DeletionCounter {
         for other in model.entities.map({ coordinator.mapping(forEntityNumber: $0.number) }) {
             for toOne in other.toOnes where toOne.inverse == nil && model.entity(named: toOne.description.destination)?.includes(mapping.name) == true {
                 guard !DeletionPlanner.inherits(other, toOne.name, model) else { continue }
-                clearing(toOne.column, in: other.table, root: other.rootNumber, key: "\(other.name).\(toOne.name)")
+                clearing(toOne, of: other, key: "\(other.name).\(toOne.name)")
             }
             for toMany in other.toManys where toMany.inverse == nil && model.entity(named: toMany.description.destination)?.includes(mapping.name) == true {
                 guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage,

@@ -32,6 +32,40 @@ public struct DeletionPlan: Sendable, Equatable {
         }
     }
 
+    /// Surviving objects the delete's Nullify rules would leave without what one of their relationships requires:
+    /// a required to-one cleared, or a to-many left with fewer members than it needs (a required one needs one; its
+    /// minimum count more). The save validates them, as Core Data's does, and refuses the delete.
+    public struct Shortfall: Sendable, Equatable, CustomStringConvertible {
+        /// The entity that declares the relationship, and its name: `Book`, `pages`.
+        public var entity: String
+        public var relationship: String
+        /// How many surviving objects fall short.
+        public var count: Int
+        /// The URI of the first of them by primary key.
+        public var first: String
+        /// The members the relationship needs: nil for a to-one (it needs its destination).
+        public var leastMembers: Int?
+
+        public init(entity: String, relationship: String, count: Int, first: String, leastMembers: Int?) {
+            self.entity = entity
+            self.relationship = relationship
+            self.count = count
+            self.first = first
+            self.leastMembers = leastMembers
+        }
+
+        /// What the survivors would lack, after the relationship's name: `is required, and would be cleared`.
+        public var reason: String {
+            guard let least = leastMembers else { return "is required, and would be cleared" }
+            return "would keep fewer than \(least) member\(least == 1 ? "" : "s"), at least \(least) required"
+        }
+
+        /// `Book.author is required, and would be cleared: 2 objects (first x-coredata://…/Book/p1)`.
+        public var description: String {
+            "\(entity).\(relationship) \(reason): \(count) object\(count == 1 ? "" : "s") (first \(first))"
+        }
+    }
+
     /// Objects deleted, by entity name (sub-entities under their own names).
     public var deleted: [String: Int] = [:]
     /// References that surviving objects lose, by the surviving side's relationship (`"User.sentMessages"`); a
@@ -39,6 +73,10 @@ public struct DeletionPlan: Sendable, Equatable {
     public var nullified: [String: Int] = [:]
     /// Deny rules that refuse the delete, in a stable order; empty when the delete may go ahead.
     public var denied: [Blocker] = []
+    /// Survivors the delete would leave invalid, by entity and relationship name; the save refuses a delete with
+    /// any (it fails validation). Planned from the store as it is: unsaved inserts that make up for a loss count
+    /// only at the save.
+    public var shortfalls: [Shortfall] = []
 
     public init(deleted: [String: Int] = [:], nullified: [String: Int] = [:], denied: [Blocker] = []) {
         self.deleted = deleted
@@ -47,6 +85,9 @@ public struct DeletionPlan: Sendable, Equatable {
     }
 
     public var isDenied: Bool { !denied.isEmpty }
+
+    /// Whether the save would refuse the delete: a Deny rule, or a survivor left invalid.
+    public var isRefused: Bool { isDenied || !shortfalls.isEmpty }
 
     /// The number of objects deleted in all.
     public var deletedCount: Int { deleted.values.reduce(0, +) }
