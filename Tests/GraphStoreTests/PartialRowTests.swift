@@ -55,6 +55,54 @@ import Testing
         #expect(try store.fixture.measure { _ = message.value(forKey: "sentAt"); _ = message.value(forKey: "kind") }.statements == 0)
     }
 
+    /// Typed properties read a held value straight from the row at their resolved slot; everything else a read must
+    /// do goes the long way, and still happens: a partial fault for a property the row lacks (one statement), an
+    /// unsaved change or a new object's value rather than the row's, and a prefetched object marked as used.
+    @Test func typedReadsTakeTheLongWayWhenTheRowIsNotTheAnswer() throws {
+        let store = try ChatStore()
+        let referenceContext = store.fixture.context("reference")
+        let reference = Array(try referenceContext.fetch(messages([])))
+        // The same file through the chat model's classes.
+        let coordinator = try PersistentStoreCoordinator(path: store.fixture.path, model: store.coordinator.model, classes: ChatModel.classes)
+        func measure(_ work: () -> Void) -> GraphCounters.Totals {
+            let before = coordinator.events.counters
+            work()
+            return coordinator.events.counters.difference(since: before).total
+        }
+        let context = ObjectContext(coordinator: coordinator)
+        let message = try #require(try context.fetch(messages(["text"])).first as? ChatFixture.Message)
+        #expect(measure { _ = message.text }.statements == 0)
+        var sender: User?
+        let cost = measure { sender = message.sender }
+        #expect(cost.statements == 1 && cost.partialFaults == 1)
+        #expect(sender?.objectID == reference[0].object(forKey: "sender")?.objectID)
+        #expect(measure { _ = message.isEdited; _ = message.sentAt }.statements == 0)
+
+        // An unsaved change is the answer, not the row; so is a new object's value.
+        message.text = "changed"
+        #expect(message.text == "changed")
+        message.sender = nil
+        #expect(message.sender == nil)
+        let inserted = context.insert(ChatFixture.Message.self)
+        #expect(inserted.text == "")
+        inserted.text = "new"
+        #expect(inserted.text == "new")
+        context.rollback()
+        #expect(message.text == reference[0].value(forKey: "text") as? String)
+
+        // A prefetched object read through a typed property counts as used, also once the property's slot is known
+        // (read here first in another context).
+        let warm = ObjectContext(coordinator: coordinator)
+        #expect((try warm.fetch(FetchRequest(entityName: "User")).first as? User)?.name.isEmpty == false)
+        let tracked = ObjectContext(coordinator: coordinator)
+        tracked.tracksPrefetchUse = true
+        let prefetched = try tracked.fetch(messages(["text", "sender", "sender.name"], prefetch: ["sender"]))
+        let first = try #require(prefetched.first as? ChatFixture.Message)
+        _ = first.sender?.name
+        let use = try #require(tracked.takePrefetchUse().first { $0.keyPath == "sender" })
+        #expect(use.untouched == use.prefetched - 1, "\(use)")
+    }
+
     @Test func eachPartialObjectFaultsAlone() throws {
         let store = try ChatStore()
         let context = store.fixture.context()

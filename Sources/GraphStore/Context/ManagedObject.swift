@@ -416,6 +416,27 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return resolved
     }
 
+    /// A typed attribute's value (`@Stored`). When the object holds the value in its row and has nothing else to
+    /// say about it (not inserted, no edits, no prefetch use to note), it is read from the row at the slot the wrapper
+    /// resolved to before, with no key text copied; otherwise as `attributeValue(forKey:)` reads it.
+    @usableFromInline final func storedValue(wrapper key: PropertyKey) -> AttributeValue {
+        if case .attribute(let index)? = mapping.wrapperSlot(key), edits == nil, !isUntouchedPrefetch, !state.isInserted,
+           let value = state.heldValue(at: index) {
+            return value
+        }
+        return attributeValue(resolve(wrapper: key))
+    }
+
+    /// A typed to-one's destination (`@ToOne`), by the same fast path as `storedValue(wrapper:)` for its key.
+    @usableFromInline final func toOneObject(wrapper key: PropertyKey) -> ManagedObject? {
+        if case .toOne(let index)? = mapping.wrapperSlot(key), edits == nil, !isUntouchedPrefetch, !state.isInserted,
+           let held = state.heldKey(at: index) {
+            guard let destination = held else { return nil }
+            return context?.object(with: destination)
+        }
+        return object(resolve(wrapper: key))
+    }
+
     /// A save inserted the object's row: it takes its permanent ID and the row, and its own new values go.
     func didInsert(as snapshot: RowSnapshot) {
         objectID = snapshot.objectID

@@ -193,7 +193,7 @@ public struct Stored<Value: AttributeConvertible> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { Value(attributeValue: object.attributeValue(object.resolve(wrapper: object[keyPath: storageKeyPath].name))) }
+        get { Value(attributeValue: object.storedValue(wrapper: object[keyPath: storageKeyPath].name)) }
         set { object.setAttributeValue(newValue.attributeValue, object.resolve(wrapper: object[keyPath: storageKeyPath].name)) }
     }
 }
@@ -220,7 +220,7 @@ public struct ToOne<Destination: ManagedObject> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Destination?>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Destination? {
-        get { object.object(object.resolve(wrapper: object[keyPath: storageKeyPath].name)) as? Destination }
+        get { object.toOneObject(wrapper: object[keyPath: storageKeyPath].name) as? Destination }
         set { object.setObject(newValue, object.resolve(wrapper: object[keyPath: storageKeyPath].name)) }
     }
 }

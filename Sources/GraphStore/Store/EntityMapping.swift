@@ -72,6 +72,18 @@ public final class EntityMapping: Sendable {
         }
     }
 
+    /// The slot a typed property's wrapper resolved to, when it has been resolved before: the read path's lookup,
+    /// which copies no key text.
+    @inline(__always) func wrapperSlot(_ key: PropertyKey) -> Slot? {
+        guard let table = wrapperTable.load(ordering: .acquiring) else { return nil }
+        return table._withUnsafeGuaranteedRef { table in
+            table.addresses.withUnsafeBufferPointer { addresses in
+                for index in addresses.indices where addresses[index] == key.start { return table.slots[index] }
+                return nil
+            }
+        }
+    }
+
     func remember(_ resolved: ResolvedKey, forWrapper key: PropertyKey) {
         wrapperTables.withLock { tables in
             let entries = tables.last?.entries ?? []
@@ -251,9 +263,15 @@ extension KeyBits {
 /// One published state of an entity's wrapper table: never changed once made.
 final class WrapperTable: Sendable {
     let entries: [(key: WrapperKey, resolved: ResolvedKey)]
+    /// The entries' key addresses and slots, apart: the read path compares addresses in a row of words and takes a
+    /// slot, which holds no reference, where copying an entry's `ResolvedKey` out retains its key's text.
+    let addresses: [WrapperKey]
+    let slots: [EntityMapping.Slot]
 
     init(entries: [(key: WrapperKey, resolved: ResolvedKey)]) {
         self.entries = entries
+        addresses = entries.map(\.key)
+        slots = entries.map(\.resolved.slot)
     }
 }
 
