@@ -1,5 +1,5 @@
 import Foundation
-import GraphStore
+@testable import GraphStore
 import Testing
 
 /// A delete whose Nullify rules would leave a surviving object without what its relationships require — a required
@@ -143,8 +143,8 @@ import Testing
         #expect(try context.deletionPlan(for: [try context.existingObject(with: try #require(ids["shelf"]))]).shortfalls.isEmpty)
     }
 
-    /// A library with a sub-entity sharing its parent's table, an optional to-many with a minimum, and a required
-    /// to-one on the sub-entity alone.
+    /// A library with a sub-entity sharing its parent's table, an optional to-many with a minimum, a required
+    /// to-one on the sub-entity alone, and a one-to-one required on one side.
     static func libraryModel() throws -> ObjectModel {
         try ObjectModel {
             EntityDescription("Book") {
@@ -165,6 +165,11 @@ import Testing
                 Attribute("name", .string)
                 Relationship.toMany("books", "Book", inverse: "author", minCount: 2)
                 Relationship.toMany("edited", "Novel", inverse: "editor")
+                Relationship.toOne("profile", "Profile", inverse: "writer")
+            }
+            EntityDescription("Profile") {
+                Attribute("bio", .string)
+                Relationship.toOne("writer", "Writer", inverse: "profile").required()
             }
             EntityDescription("Shelf") {
                 Attribute("label", .string)
@@ -179,6 +184,8 @@ import Testing
         let fixture = try GraphFixture(try libraryModel())
         let context = fixture.context("build")
         let writers = (0..<(2 + random.below(4))).map { _ in context.insert("Writer") }
+        // Some writers have a profile, which requires its writer (a one-to-one).
+        for writer in writers where random.chance(50) { context.insert("Profile").setObject(writer, forKey: "writer") }
         var books: [ManagedObject] = []
         for (index, writer) in writers.enumerated() where index == 0 || random.chance(80) {
             for _ in 0..<(2 + random.below(3)) {
@@ -203,7 +210,7 @@ import Testing
         }
         try context.save()
         var all: [ObjectID] = []
-        for entity in ["Writer", "Book", "Page", "Shelf"] {
+        for entity in ["Writer", "Book", "Page", "Shelf", "Profile"] {
             all += try context.fetch(FetchRequest(entityName: entity)).map(\.objectID)
         }
         return (fixture, all)
@@ -235,6 +242,10 @@ import Testing
             }
             guard !roots.isEmpty else { continue }
             let plan = try context.deletionPlan(for: roots)
+            // The same plan when the references to the doomed objects are found by reading the referring keys.
+            context.deletionListingLimit = 0
+            #expect(try context.deletionPlan(for: roots) == plan, "seed \(seed), roots \(roots.map(\.objectID))")
+            context.deletionListingLimit = DeletionCounter.defaultListingLimit
             for root in roots { context.delete(root) }
             var failures: [ValidationFailure] = []
             do {
