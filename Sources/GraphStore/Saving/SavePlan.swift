@@ -110,7 +110,8 @@ public struct SavePreview: Equatable, Sendable {
 extension ObjectContext {
     /// What `save()` would write now, read from the store without changing it or the context: the objects a save
     /// would insert, update and delete, its link writes and reversals, and its deletes' whole effect counted the way
-    /// `deletionPlan(for:)` counts it. It does not validate (a save may still refuse the changes).
+    /// `deletionPlan(for:)` counts it. It does not validate the changes (a save may still refuse them); the
+    /// deletion's `shortfalls` say which survivors its delete rules would leave invalid in the store as it is.
     public func savePreview() throws(ContextError) -> SavePreview {
         let inserted = insertedObjects
         let changed = changedObjects.values
