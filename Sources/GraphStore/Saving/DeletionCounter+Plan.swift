@@ -83,6 +83,10 @@ extension DeletionCounter {
                     owners = "SELECT m.\(column) FROM \(table) m WHERE m.Z_PK IN \(doomed)"
                     remaining = "SELECT COUNT(*) FROM \(table) m WHERE m.\(column) = o.Z_PK AND m.Z_PK NOT IN \(doomed)"
                 case .joinTable(let table, let sourceColumn, let destinationColumn, _, _):
+                    // A doomed member whose side of the link is No Action keeps its links: the owner loses nothing.
+                    let members = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
+                    if let inverse = toMany.inverse, case .toMany(let index)? = members.slot(forKey: inverse),
+                       members.toManys[index].description.deleteRule == .noAction { continue }
                     owners = "SELECT j.\(sourceColumn) FROM \(table) j WHERE j.\(destinationColumn) IN \(doomed)"
                     remaining = "SELECT COUNT(*) FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK AND j.\(destinationColumn) NOT IN \(doomed)"
                 case .foreignKey, .transient:

@@ -82,8 +82,8 @@ struct RelationshipShortfalls {
 
 extension DeletionPlanner {
     /// The surviving owners whose required to-manys lose members to this delete, read before its rows go: for each
-    /// doomed row, the owner its to-one points at (a one-to-many's inverse), and the owners linked to it through a
-    /// join table (a many-to-many's other side).
+    /// doomed row, the owner its to-one points at (a one-to-many's inverse), the owners linked to it through a join
+    /// table (a many-to-many's other side), and the owners of to-manys without an inverse that link to it.
     func thinnedToManys() throws -> [RelationshipShortfalls.ThinnedToMany] {
         var found: [String: RelationshipShortfalls.ThinnedToMany] = [:]
         func note(_ owner: EntityMapping, _ toMany: EntityMapping.ToMany, _ key: Int64) {
@@ -100,10 +100,26 @@ extension DeletionPlanner {
                 }
             }
             for toMany in mapping.toManys {
-                guard case .joinTable = toMany.storage, let inverse = toMany.inverse else { continue }
+                // No Action keeps the doomed row's links: the owner on the other side loses nothing.
+                guard case .joinTable = toMany.storage, let inverse = toMany.inverse, toMany.description.deleteRule != .noAction else { continue }
                 let owner = coordinator.mapping(forEntityNumber: toMany.destinationNumber)
                 guard case .toMany(let index)? = owner.slot(forKey: inverse), RelationshipShortfalls.requiresMembers(owner.toManys[index]) else { continue }
                 try links(ofToMany: toMany, keys) { _, destination in note(owner, owner.toManys[index], destination.primaryKey) }
+            }
+            // To-manys without an inverse (many-to-nil) that link to the doomed rows: the delete removes those links
+            // too, so an owner may lose members it requires.
+            for owner in coordinator.model.entities.map({ coordinator.mapping(forEntityNumber: $0.number) }) {
+                for toMany in owner.toManys where toMany.inverse == nil && RelationshipShortfalls.requiresMembers(toMany)
+                    && coordinator.model.entity(named: toMany.description.destination)?.includes(mapping.name) == true {
+                    guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage,
+                          !Self.inherits(owner, toMany.name, coordinator.model) else { continue }
+                    try query("SELECT j.\(sourceColumn), j.\(destinationColumn) FROM \(table) j WHERE j.\(destinationColumn) \(Self.inKeys)",
+                              [Self.json(keys)]) { handle in
+                        let source = handle.int64(0)
+                        let member = ObjectID(entityNumber: mapping.number, primaryKey: handle.int64(1))
+                        if holds(owner, source, toMany.name, member) { note(owner, toMany, source) }
+                    }
+                }
             }
         }
         return found.keys.sorted().compactMap { found[$0] }
