@@ -6,6 +6,10 @@ struct SchemaLayout: Sendable {
     var tableIndexByEntity: [String: Int] = [:]
     var attributeColumns: [StoreSchema.PropertyKey: String] = [:]
     var relationshipStorage: [StoreSchema.PropertyKey: RelationshipStorage] = [:]
+    /// To-manys kept by their destination's foreign key, placed once every table has its columns: the key's column is
+    /// the one the inverse to-one claimed in its table, which may carry a suffix (two sub-entities of one table that
+    /// each declare a to-one `owner` get `ZOWNER` and `ZOWNER1`).
+    private var inverseForeignKeyToManys: [(key: StoreSchema.PropertyKey, relationship: RelationshipDescription, entity: Entity)] = []
 
     init(model: ObjectModel) {
         self.model = model
@@ -26,6 +30,9 @@ struct SchemaLayout: Sendable {
         planJoinTables()
         for root in model.entities where root.isRoot {
             buildTable(for: root)
+        }
+        for (key, relationship, entity) in inverseForeignKeyToManys where relationshipStorage[key] == nil {
+            relationshipStorage[key] = inverseForeignKeyStorage(of: relationship, in: entity)
         }
     }
 
@@ -65,9 +72,7 @@ struct SchemaLayout: Sendable {
                 }
                 guard let relationship else { continue }
                 if relationship.isToMany {
-                    if relationshipStorage[key] == nil {
-                        relationshipStorage[key] = inverseForeignKeyStorage(of: relationship, in: entity)
-                    }
+                    if relationshipStorage[key] == nil { inverseForeignKeyToManys.append((key, relationship, entity)) }
                     continue
                 }
                 let column = claim("Z" + name.uppercased())
@@ -153,11 +158,15 @@ struct SchemaLayout: Sendable {
             preconditionFailure("to-many '\(entity.name).\(relationship.name)' without a to-one inverse has join-table storage")
         }
         let root = model.root(of: destination)
-        let column = "Z" + inverse.name.uppercased()
-        return .inverseForeignKey(
-            table: "Z" + root.name.uppercased(),
-            column: column,
-            orderColumn: relationship.isOrdered ? "Z_FOK_" + inverse.name.uppercased() : nil)
+        // The inverse's own columns, as its table claimed them; a model read from a file may give the to-one no
+        // column of its own (a transient inverse), and then the name it would have is used, as before.
+        var column = "Z" + inverse.name.uppercased()
+        var orderColumn = relationship.isOrdered ? "Z_FOK_" + inverse.name.uppercased() : nil
+        if case .foreignKey(let claimed, _, let claimedOrder)? = storage(ofRelationship: inverse.name, of: destination) {
+            column = claimed
+            if relationship.isOrdered { orderColumn = claimedOrder ?? orderColumn }
+        }
+        return .inverseForeignKey(table: "Z" + root.name.uppercased(), column: column, orderColumn: orderColumn)
     }
 
     /// Join tables for many-to-many pairs and many-to-nil relationships, named from the lower-numbered side.
