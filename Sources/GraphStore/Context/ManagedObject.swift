@@ -420,17 +420,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// say about it (not inserted, no edits, no prefetch use to note), it is read from the row at the slot the wrapper
     /// resolved to before, with no key text copied; otherwise as `attributeValue(forKey:)` reads it.
     @usableFromInline final func storedValue(wrapper key: PropertyKey) -> AttributeValue {
-        if case .attribute(let index)? = mapping.wrapperSlot(key), edits == nil, !isUntouchedPrefetch, !state.isInserted,
-           let value = state.heldValue(at: index) {
+        if case .attribute(let index)? = mapping.wrapperSlot(key), answersFromRow, let value = state.heldValue(at: index) {
             return value
         }
         return attributeValue(resolve(wrapper: key))
     }
 
+    /// Whether a value the row holds is the answer to a read, with nothing else to do: not inserted, no edits, no
+    /// prefetch use to note.
+    @inline(__always) private var answersFromRow: Bool { edits == nil && !isUntouchedPrefetch && !state.isInserted }
+
     /// A typed to-one's destination (`@ToOne`), by the same fast path as `storedValue(wrapper:)` for its key.
     @usableFromInline final func toOneObject(wrapper key: PropertyKey) -> ManagedObject? {
-        if case .toOne(let index)? = mapping.wrapperSlot(key), edits == nil, !isUntouchedPrefetch, !state.isInserted,
-           let held = state.heldKey(at: index) {
+        if case .toOne(let index)? = mapping.wrapperSlot(key), answersFromRow, let held = state.heldKey(at: index) {
             guard let destination = held else { return nil }
             return context?.object(with: destination)
         }

@@ -90,6 +90,11 @@ extension DeletionPlanner {
             guard !isDoomed(ObjectID(entityNumber: owner.number, primaryKey: key)) else { return }
             found["\(owner.number).\(toMany.name)", default: .init(mapping: owner, toMany: toMany, keys: [])].keys.insert(key)
         }
+        // The model's many-to-nil to-manys that require members, each under the entity that declares it.
+        let manyToNil = coordinator.model.entities.map { coordinator.mapping(forEntityNumber: $0.number) }.flatMap { owner in
+            owner.toManys.filter { $0.inverse == nil && RelationshipShortfalls.requiresMembers($0) && !Self.inherits(owner, $0.name, coordinator.model) }
+                .map { (owner, $0) }
+        }
         for (mapping, keys) in doomedGroups {
             for toOne in mapping.toOnes {
                 let owner = coordinator.mapping(forEntityNumber: toOne.destinationNumber)
@@ -108,17 +113,13 @@ extension DeletionPlanner {
             }
             // To-manys without an inverse (many-to-nil) that link to the doomed rows: the delete removes those links
             // too, so an owner may lose members it requires.
-            for owner in coordinator.model.entities.map({ coordinator.mapping(forEntityNumber: $0.number) }) {
-                for toMany in owner.toManys where toMany.inverse == nil && RelationshipShortfalls.requiresMembers(toMany)
-                    && coordinator.model.entity(named: toMany.description.destination)?.includes(mapping.name) == true {
-                    guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage,
-                          !Self.inherits(owner, toMany.name, coordinator.model) else { continue }
-                    try query("SELECT j.\(sourceColumn), j.\(destinationColumn) FROM \(table) j WHERE j.\(destinationColumn) \(Self.inKeys)",
-                              [Self.json(keys)]) { handle in
-                        let source = handle.int64(0)
-                        let member = ObjectID(entityNumber: mapping.number, primaryKey: handle.int64(1))
-                        if holds(owner, source, toMany.name, member) { note(owner, toMany, source) }
-                    }
+            for (owner, toMany) in manyToNil where coordinator.model.entity(named: toMany.description.destination)?.includes(mapping.name) == true {
+                guard case .joinTable(let table, let sourceColumn, let destinationColumn, _, _) = toMany.storage else { continue }
+                try query("SELECT j.\(sourceColumn), j.\(destinationColumn) FROM \(table) j WHERE j.\(destinationColumn) \(Self.inKeys)",
+                          [Self.json(keys)]) { handle in
+                    let source = handle.int64(0)
+                    let member = ObjectID(entityNumber: mapping.number, primaryKey: handle.int64(1))
+                    if holds(owner, source, toMany.name, member) { note(owner, toMany, source) }
                 }
             }
         }

@@ -63,12 +63,11 @@ public final class EntityMapping: Sendable {
     /// A bound on the table, should key texts ever come from memory made afresh.
     private static let wrapperSlotLimit = 256
 
-    /// A short list, searched by identity: cheaper than hashing for the few typed properties an entity has.
+    /// What a wrapper resolved to before, with its key's text (for faults and messages); nil the first time.
     func resolvedWrapper(_ key: PropertyKey) -> ResolvedKey? {
         guard let table = wrapperTable.load(ordering: .acquiring) else { return nil }
         return table._withUnsafeGuaranteedRef { table in
-            for entry in table.entries where entry.key == key.start { return entry.resolved }
-            return nil
+            table.position(of: key).map { ResolvedKey(slot: table.slots[$0], key: table.keys[$0]) }
         }
     }
 
@@ -76,19 +75,14 @@ public final class EntityMapping: Sendable {
     /// which copies no key text.
     @inline(__always) func wrapperSlot(_ key: PropertyKey) -> Slot? {
         guard let table = wrapperTable.load(ordering: .acquiring) else { return nil }
-        return table._withUnsafeGuaranteedRef { table in
-            table.addresses.withUnsafeBufferPointer { addresses in
-                for index in addresses.indices where addresses[index] == key.start { return table.slots[index] }
-                return nil
-            }
-        }
+        return table._withUnsafeGuaranteedRef { table in table.position(of: key).map { table.slots[$0] } }
     }
 
     func remember(_ resolved: ResolvedKey, forWrapper key: PropertyKey) {
         wrapperTables.withLock { tables in
-            let entries = tables.last?.entries ?? []
-            guard entries.count < Self.wrapperSlotLimit, !entries.contains(where: { $0.key == key.start }) else { return }
-            let table = WrapperTable(entries: entries + [(WrapperKey(key.start), resolved)])
+            let last = tables.last
+            guard (last?.slots.count ?? 0) < Self.wrapperSlotLimit, last?.position(of: key) == nil else { return }
+            let table = WrapperTable(adding: resolved, for: key, to: last)
             tables.append(table)
             wrapperTable.store(Unmanaged.passUnretained(table), ordering: .releasing)
         }
@@ -262,16 +256,22 @@ extension KeyBits {
 
 /// One published state of an entity's wrapper table: never changed once made.
 final class WrapperTable: Sendable {
-    let entries: [(key: WrapperKey, resolved: ResolvedKey)]
-    /// The entries' key addresses and slots, apart: the read path compares addresses in a row of words and takes a
-    /// slot, which holds no reference, where copying an entry's `ResolvedKey` out retains its key's text.
+    /// Key addresses, slots and key texts, in three rows: the read path compares addresses in a row of words and
+    /// takes a slot, which holds no reference, where copying a `ResolvedKey` out would retain its key's text.
     let addresses: [WrapperKey]
     let slots: [EntityMapping.Slot]
+    let keys: [String]
 
-    init(entries: [(key: WrapperKey, resolved: ResolvedKey)]) {
-        self.entries = entries
-        addresses = entries.map(\.key)
-        slots = entries.map(\.resolved.slot)
+    /// `table` (nil: an empty one) with one more entry.
+    init(adding resolved: ResolvedKey, for key: PropertyKey, to table: WrapperTable?) {
+        addresses = (table?.addresses ?? []) + [WrapperKey(key.start)]
+        slots = (table?.slots ?? []) + [resolved.slot]
+        keys = (table?.keys ?? []) + [resolved.key]
+    }
+
+    /// Where `key`'s entry is, by the address of its text.
+    @inline(__always) func position(of key: PropertyKey) -> Int? {
+        addresses.withUnsafeBufferPointer { addresses in addresses.firstIndex { $0 == key.start } }
     }
 }
 
