@@ -13,10 +13,20 @@ import Testing
         // Few distinct keys, so that removals often hit, across two entities.
         for step in 0..<20_000 {
             let key = ObjectID(entityNumber: 1 + random.below(2), primaryKey: Int64(random.below(600)))
-            switch random.below(3) {
+            switch random.below(4) {
             case 0, 1:
                 table[key] = step
                 reference[key] = step
+            case 2:
+                // One probe: the value kept when present (and nothing made), else the new one placed.
+                var made = false
+                let (value, inserted) = table.value(forKey: key) {
+                    made = true
+                    return step
+                }
+                #expect(inserted == (reference[key] == nil) && made == inserted)
+                #expect(value == reference[key] ?? step)
+                if inserted { reference[key] = step }
             default:
                 #expect(table.removeValue(forKey: key) == reference.removeValue(forKey: key))
             }

@@ -153,11 +153,15 @@ public final class ObjectContext {
             object.state.fail(.objectNotFound(uri: coordinator.uri(for: id)))
             return object
         }
-        if let object = registry[id]?.object { return object }
-        let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
-        let objectClass = mapping.objectClass
-        let object = objectClass.init(objectID: id, context: self, mapping: consume mapping)
-        register(object)
+        // One probe of the registry finds the object or places the new one (making it touches no registry).
+        let (entry, made) = registry.value(forKey: id) {
+            let mapping = coordinator.mapping(forEntityNumber: id.entityNumber)
+            return RegisteredObject(retaining: mapping.objectClass.init(objectID: id, context: self, mapping: mapping))
+        }
+        guard made else { return entry.object }
+        // The registry holds its objects unretained: the one retain taken when it was made passes to the caller.
+        let object = entry.takeObject()
+        object.isRegistered = true
         return object
     }
 
@@ -273,7 +277,13 @@ struct RegisteredObject {
 
     init(_ object: ManagedObject) { reference = .passUnretained(object) }
 
+    /// An entry for an object just made, holding one retain of it until `takeObject()` hands that to the caller.
+    init(retaining object: ManagedObject) { reference = .passRetained(object) }
+
     var object: ManagedObject { reference.takeUnretainedValue() }
+
+    /// The object of an entry made with `init(retaining:)`, with the retain it held.
+    func takeObject() -> ManagedObject { reference.takeRetainedValue() }
 
     func refers(to address: UnsafeMutableRawPointer) -> Bool { reference.toOpaque() == address }
 }

@@ -11,14 +11,19 @@
 /// without markers, at twice the size only if the live keys fill a quarter of it. A removed key whose next slot is
 /// empty leaves no marker, and takes any markers just before it with it.
 struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
-    fileprivate enum Slot {
-        case empty
-        /// A removed entry: probes go on past it, inserts may take it.
-        case removed
-        case full(key: ObjectID, value: Value)
+    /// A slot: a key and its value, or a marker key (`ObjectIDTable.empty`, `.removed`) and no value. The marker
+    /// lives in the key, so a probe compares one pair of words per slot and reads no separate tag.
+    fileprivate struct Entry {
+        var key: ObjectID
+        var value: Value?
     }
 
-    private var entries: ContiguousArray<Slot>
+    /// Marker keys: an entity number no model gives (entity numbers are small and positive), key 0 for a slot
+    /// never used, 1 for one whose entry was removed. `insert` refuses a key with that entity number.
+    private static var empty: ObjectID { ObjectID(entityNumber: .min, primaryKey: 0) }
+    private static var removed: ObjectID { ObjectID(entityNumber: .min, primaryKey: 1) }
+
+    private var entries: ContiguousArray<Entry>
     /// `64 - log2(entries.count)`: the top bits of the mixed key pick the slot.
     private var shift: UInt64
     private(set) var count = 0
@@ -66,21 +71,23 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
         return Int(truncatingIfNeeded: (home &+ (bits & 15)) & UInt64(truncatingIfNeeded: entries.count &- 1))
     }
 
-    /// Where `key` is, or where it would go: the first marker on its probe, else the empty slot that ends it.
+    /// Where `key` is, or where it would go: the first marker on its probe, else the empty slot that ends it. The
+    /// table must have slots (`entries` not empty), and always has an empty one, so the probe ends.
     @inline(__always) private func position(of key: ObjectID) -> (index: Int, found: Bool) {
-        let mask = entries.count - 1
-        var index = slot(of: key)
-        var free = -1
-        while true {
-            switch entries[index] {
-            case .empty:
-                return (free >= 0 ? free : index, false)
-            case .removed:
-                if free < 0 { free = index }
-            case .full(let stored, _):
+        let home = slot(of: key)
+        return entries.withUnsafeBufferPointer { slots in
+            let mask = slots.count &- 1
+            var index = home
+            var free = -1
+            while true {
+                let stored = slots[index].key
                 if stored == key { return (index, true) }
+                if stored.entityNumber == .min {
+                    if stored.primaryKey == 0 { return (free >= 0 ? free : index, false) }
+                    if free < 0 { free = index }
+                }
+                index = (index &+ 1) & mask
             }
-            index = (index + 1) & mask
         }
     }
 
@@ -88,41 +95,64 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
         get {
             guard count > 0 else { return nil }
             let (index, found) = position(of: key)
-            guard found, case .full(_, let value) = entries[index] else { return nil }
-            return value
+            return found ? entries[index].value : nil
         }
         set {
             guard let newValue else {
                 removeValue(forKey: key)
                 return
             }
-            if entries.isEmpty || (count + markers + 1) * 2 > entries.count { makeRoom() }
-            let (index, found) = position(of: key)
-            if !found {
-                if case .removed = entries[index] { markers -= 1 }
-                count += 1
-            }
-            entries[index] = .full(key: key, value: newValue)
+            _ = insert(newValue, forKey: key, replacing: true)
         }
+    }
+
+    /// The value `key` has, or else `make()`'s, inserted, with one probe of the table where a lookup followed by an
+    /// insert takes two. `make` must not use this table.
+    @inline(__always)
+    mutating func value(forKey key: ObjectID, orInsert make: () -> Value) -> (value: Value, inserted: Bool) {
+        if count > 0 {
+            let (index, found) = position(of: key)
+            if found, let value = entries[index].value { return (value, false) }
+        }
+        let value = make()
+        _ = insert(value, forKey: key, replacing: false)
+        return (value, true)
+    }
+
+    /// Puts `value` under `key` (keeping the value there unless `replacing`); whether the key was new.
+    @inline(__always)
+    private mutating func insert(_ value: Value, forKey key: ObjectID, replacing: Bool) -> Bool {
+        precondition(key.entityNumber != .min, "an object ID's entity number is a model's")
+        if entries.isEmpty || (count + markers + 1) * 2 > entries.count { makeRoom() }
+        let (index, found) = position(of: key)
+        if found {
+            if replacing { entries[index].value = value }
+            return false
+        }
+        if entries[index].key == Self.removed { markers -= 1 }
+        count += 1
+        entries[index] = Entry(key: key, value: value)
+        return true
     }
 
     @discardableResult
     mutating func removeValue(forKey key: ObjectID) -> Value? {
         guard count > 0 else { return nil }
         let (index, found) = position(of: key)
-        guard found, case .full(_, let removed) = entries[index] else { return nil }
+        guard found else { return nil }
+        let removed = entries[index].value
         count -= 1
         let mask = entries.count - 1
-        guard case .empty = entries[(index + 1) & mask] else {
-            entries[index] = .removed
+        guard entries[(index + 1) & mask].key == Self.empty else {
+            entries[index] = Entry(key: Self.removed, value: nil)
             markers += 1
             return removed
         }
         // No probe goes on past this slot, so it is empty again, and so are the markers just before it.
-        entries[index] = .empty
+        entries[index] = Entry(key: Self.empty, value: nil)
         var previous = (index - 1) & mask
-        while case .removed = entries[previous] {
-            entries[previous] = .empty
+        while entries[previous].key == Self.removed {
+            entries[previous].key = Self.empty
             markers -= 1
             previous = (previous - 1) & mask
         }
@@ -157,13 +187,16 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     private mutating func resize(to size: Int) {
         rebuilds += 1
         let old = entries
-        entries = ContiguousArray(repeating: .empty, count: size)
+        entries = ContiguousArray(unsafeUninitializedCapacity: size) { slots, initialized in
+            slots.initialize(repeating: Entry(key: Self.empty, value: nil))
+            initialized = size
+        }
         shift = UInt64(64 - size.trailingZeroBitCount)
         count = 0
         markers = 0
-        for case .full(let key, let value) in old {
-            let (index, _) = position(of: key)
-            entries[index] = .full(key: key, value: value)
+        for entry in old where entry.key.entityNumber != .min {
+            let (index, _) = position(of: entry.key)
+            entries[index] = entry
             count += 1
         }
     }
@@ -171,15 +204,15 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     var values: [Value] { compactMap { $0.value } }
 
     func makeIterator() -> some IteratorProtocol<(key: ObjectID, value: Value)> {
-        entries.lazy.compactMap { slot -> (key: ObjectID, value: Value)? in
-            guard case .full(let key, let value) = slot else { return nil }
-            return (key, value)
+        entries.lazy.compactMap { entry -> (key: ObjectID, value: Value)? in
+            guard entry.key.entityNumber != .min, let value = entry.value else { return nil }
+            return (entry.key, value)
         }.makeIterator()
     }
 }
 
 extension ObjectIDTable: Sendable where Value: Sendable {}
-extension ObjectIDTable.Slot: Sendable where Value: Sendable {}
+extension ObjectIDTable.Entry: Sendable where Value: Sendable {}
 
 /// The per-process value `ObjectIDTable` mixes into keys.
 private enum ObjectIDTableMix {

@@ -167,32 +167,32 @@ private struct LRUState {
 
     mutating func insert(_ snapshot: RowSnapshot) {
         let id = snapshot.objectID
-        if let slot = index[id] {
+        // Where a new row goes: the least recently used row's slot when full, else a freed slot, else a new one.
+        let full = index.count >= capacity
+        let next = full ? tail : freeHead != noSlot ? freeHead : SlotIndex(truncatingIfNeeded: slots.count)
+        // One probe finds the row's slot or gives the new row `next`.
+        let (slot, placed) = index.value(forKey: id) { next }
+        guard placed else {
             slots[Int(slot)].snapshot = Self.kept(slots[Int(slot)].snapshot, offered: snapshot)
             moveToFront(slot)
             return
         }
-        let slot: SlotIndex
-        if index.count >= capacity {
-            // Full: recycle the least recently used slot in place for the new row.
-            slot = tail
+        if full {
+            // Recycle the least recently used slot in place for the new row.
             index.removeValue(forKey: slots[Int(slot)].id)
             unlink(slot)
             statistics.evictions += 1
             slots[Int(slot)].id = id
             slots[Int(slot)].snapshot = snapshot
-        } else if freeHead != noSlot {
-            slot = freeHead
+        } else if slot == freeHead {
             freeHead = slots[Int(slot)].next
             slots[Int(slot)].id = id
             slots[Int(slot)].snapshot = snapshot
         } else {
             // Live rows never exceed the capacity, so the array only grows while there are fewer slots than that.
             precondition(slots.count < Int(SlotIndex.max), "a row cache holds fewer than 2^31 rows")
-            slot = SlotIndex(slots.count)
             slots.append(Slot(id: id, snapshot: snapshot, previous: noSlot, next: noSlot))
         }
-        index[id] = slot
         linkAtFront(slot)
     }
 
