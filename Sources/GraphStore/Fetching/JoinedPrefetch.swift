@@ -219,8 +219,7 @@ struct JoinedPrefetch: Sendable {
         }
         for index in keys.indices {
             guard let id = keys[index].objectID(handle) else { continue }
-            if found.seen[id] == nil {
-                found.seen[id] = ()
+            if found.seen.value(forKey: id, orInsert: {}).inserted {
                 let snapshot = if let reader = readers[index] {
                     handle.snapshot(reader, offset: keys[index].offset, key: id.primaryKey)
                 } else {
