@@ -217,6 +217,24 @@ extension ShortfallShapeTests {
         }
     }
 
+    /// Saves an `owner` holding one `member` (`link` relates them), then, in a fresh context, plans and saves the
+    /// delete of that member: the plan, and the save's validation failures.
+    private static func deletingTheOnlyMember(in model: ObjectModel, owner: String, member: String,
+                                              link: (ManagedObject, ManagedObject) -> Void) throws -> (plan: DeletionPlan, saved: [String]) {
+        let fixture = try GraphFixture(model)
+        let setup = fixture.context("setup")
+        let holder = setup.insert(owner)
+        let only = setup.insert(member)
+        link(holder, only)
+        try setup.save()
+
+        let context = fixture.context()
+        let doomed = try context.existingObject(with: only.objectID)
+        let plan = try context.deletionPlan(for: [doomed])
+        context.delete(doomed)
+        return (plan, failures { () throws(ContextError) in try context.save() })
+    }
+
     /// A shelf needs a book (Shelf.books required, min 1); Book.shelves is No Action. Deleting the shelf's only
     /// book keeps its link (No Action), so the shelf loses nothing: the plan sees no shortfall and the save passes.
     @Test func aNoActionManyToManyKeepsItsLinkSoNothingFallsShort() throws {
@@ -230,18 +248,9 @@ extension ShortfallShapeTests {
                 Relationship.toMany("shelves", "Shelf", inverse: "books", deleteRule: .noAction)
             }
         }
-        let fixture = try GraphFixture(model)
-        let setup = fixture.context("setup")
-        let shelf = setup.insert("Shelf")
-        let book = setup.insert("Book")
-        book.add(shelf, toKey: "shelves")
-        try setup.save()
-
-        let context = fixture.context()
-        let doomed = try context.existingObject(with: book.objectID)
-        let plan = try context.deletionPlan(for: [doomed])
-        context.delete(doomed)
-        let saved = Self.failures { () throws(ContextError) in try context.save() }
+        let (plan, saved) = try Self.deletingTheOnlyMember(in: model, owner: "Shelf", member: "Book") { shelf, book in
+            book.add(shelf, toKey: "shelves")
+        }
         #expect(plan.shortfalls.isEmpty, "\(plan.shortfalls.map(\.description))")
         #expect(saved.isEmpty, "\(saved)")
     }
@@ -259,18 +268,9 @@ extension ShortfallShapeTests {
                 Attribute("name", .string)
             }
         }
-        let fixture = try GraphFixture(model)
-        let setup = fixture.context("setup")
-        let crate = setup.insert("Crate")
-        let item = setup.insert("Item")
-        crate.add(item, toKey: "items")
-        try setup.save()
-
-        let context = fixture.context()
-        let doomed = try context.existingObject(with: item.objectID)
-        let plan = try context.deletionPlan(for: [doomed])
-        context.delete(doomed)
-        let saved = Self.failures { () throws(ContextError) in try context.save() }
+        let (plan, saved) = try Self.deletingTheOnlyMember(in: model, owner: "Crate", member: "Item") { crate, item in
+            crate.add(item, toKey: "items")
+        }
         #expect(plan.shortfalls.map { "\($0.entity).\($0.relationship) \($0.count)" } == ["Crate.items 1"])
         #expect(saved == ["Crate.items has 0 members, at least 1 required"])
     }

@@ -102,37 +102,46 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
                 removeValue(forKey: key)
                 return
             }
-            _ = insert(newValue, forKey: key, replacing: true)
+            let (index, found) = probeForInsert(key)
+            if found { entries[index].value = newValue } else { place(newValue, forKey: key, at: index) }
         }
     }
 
-    /// The value `key` has, or else `make()`'s, inserted, with one probe of the table where a lookup followed by an
-    /// insert takes two. `make` must not use this table.
+    /// The value `key` has, or else `make()`'s, placed in the slot the lookup's probe ended on: one walk of the
+    /// table where a lookup followed by an insert takes two (a second walk only when the table must first grow or
+    /// be cleared of markers). `make` must not use this table.
     @inline(__always)
     mutating func value(forKey key: ObjectID, orInsert make: () -> Value) -> (value: Value, inserted: Bool) {
-        if count > 0 {
-            let (index, found) = position(of: key)
-            if found, let value = entries[index].value { return (value, false) }
+        precondition(key.entityNumber != .min, "an object ID's entity number is a model's")
+        var index = -1
+        if !entries.isEmpty {
+            let (at, found) = position(of: key)
+            if found, let value = entries[at].value { return (value, false) }
+            index = at
         }
         let value = make()
-        _ = insert(value, forKey: key, replacing: false)
+        if entries.isEmpty || (count + markers + 1) * 2 > entries.count {
+            makeRoom()
+            index = position(of: key).index
+        }
+        place(value, forKey: key, at: index)
         return (value, true)
     }
 
-    /// Puts `value` under `key` (keeping the value there unless `replacing`); whether the key was new.
+    /// Makes room for one more key first (so the slot found stays valid), then finds `key` or where it would go.
     @inline(__always)
-    private mutating func insert(_ value: Value, forKey key: ObjectID, replacing: Bool) -> Bool {
+    private mutating func probeForInsert(_ key: ObjectID) -> (index: Int, found: Bool) {
         precondition(key.entityNumber != .min, "an object ID's entity number is a model's")
         if entries.isEmpty || (count + markers + 1) * 2 > entries.count { makeRoom() }
-        let (index, found) = position(of: key)
-        if found {
-            if replacing { entries[index].value = value }
-            return false
-        }
+        return position(of: key)
+    }
+
+    /// Puts a new key in the free slot `probeForInsert` gave.
+    @inline(__always)
+    private mutating func place(_ value: Value, forKey key: ObjectID, at index: Int) {
         if entries[index].key == Self.removed { markers -= 1 }
         count += 1
         entries[index] = Entry(key: key, value: value)
-        return true
     }
 
     @discardableResult
