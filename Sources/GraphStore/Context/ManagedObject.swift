@@ -26,8 +26,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // while calling code that could touch it again, so the runtime check of each access (`swift_beginAccess`, about
     // 80 instructions, several per read) guards against nothing. The compiler still checks what it can see.
 
-    /// Where the object is in its life: its row, inserted, deleted, gone (see `ObjectState`).
-    @exclusivity(unchecked) var state = ObjectState()
     /// Persisted values; nil while the object is a fault (or has never been saved).
     var snapshot: RowSnapshot? { state.snapshot }
     /// What the object changed since its last save, or was given as a new object; nil until the first such change.
@@ -124,6 +122,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// To-many relationship states, by to-many slot (nil: a relationship fault with nothing recorded).
     @exclusivity(unchecked) var toManyStates = ToManyStates()
+    /// Where the object is in its life: its row, inserted, deleted, gone (see `ObjectState`). Declared here, after
+    /// the other words and before the flags, so that the flags below share the state's last word: the fields are
+    /// laid out in this order, and a message (fifteen typed properties) then fits a 240-byte block, not a 256-byte one.
+    @exclusivity(unchecked) var state = ObjectState()
     /// Set when a prefetch filled this object (it was a fault until then) while the context tracks prefetch use;
     /// the first read of one of its attributes or to-ones clears it and tells the context. A flag, so that reads of
     /// every other object cost one test.

@@ -14,8 +14,6 @@ struct ObjectState {
     /// The row held, whole or partial (one field: an object holds one or the other, never both, and every object
     /// made and let go of pays for each reference it carries).
     private var held: RowSnapshot?
-    /// Whether `held` is a partial row.
-    private var heldIsPartial = false
     /// The row as last read or saved; nil for a fault, a new object, a gone one and a partial one.
     var snapshot: RowSnapshot? { heldIsPartial ? nil : held }
     /// Some of the row's values, as read by a fetch that named the properties it wanted; nil unless partial.
@@ -31,6 +29,10 @@ struct ObjectState {
     /// The error, boxed: a `ContextError` is many words wide, and every object carries this state, copies it on
     /// its hot paths and destroys it, where one nil reference costs nothing.
     private var failure: Failure?
+    // The flags come after both references, together: the state is two words and three bytes, and the object's own
+    // flags (`ManagedObject.isRegistered` and its neighbours) fill the word those bytes begin.
+    /// Whether `held` is a partial row.
+    private var heldIsPartial = false
     private(set) var isInserted = false
     private(set) var isDeleted = false
 

@@ -14,7 +14,7 @@ public struct RowSnapshot: @unchecked Sendable {
     public init(objectID: ObjectID, version: Int64, values: [AttributeValue], toOneKeys: [ObjectID?], loaded: LoadedProperties? = nil) {
         self.init(objectID: objectID, version: version, attributeCount: values.count, toOneCount: toOneKeys.count, loaded: loaded) { valueSlots, keySlots in
             valueSlots.initialize(from: values, count: values.count)
-            keySlots.initialize(from: toOneKeys, count: toOneKeys.count)
+            for (index, key) in toOneKeys.enumerated() { (keySlots + index).initialize(to: RowKey(key)) }
         }
     }
 
@@ -27,7 +27,7 @@ public struct RowSnapshot: @unchecked Sendable {
     /// `toOneCount` keys.
     @inline(__always)
     init(objectID: ObjectID, version: Int64, attributeCount: Int, toOneCount: Int, loaded: LoadedProperties?,
-         fill: (UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<ObjectID?>) -> Void) {
+         fill: (UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<RowKey>) -> Void) {
         storage = RowStorage.make(RowStorage.Header(objectID: objectID, version: version, loaded: loaded,
                                                     attributeCount: attributeCount, toOneCount: toOneCount), fill: fill)
     }
@@ -110,21 +110,43 @@ public struct RowSnapshot: @unchecked Sendable {
     }
 }
 
+/// A to-one key as a row keeps it: a destination's ID, or none. Sixteen bytes where `ObjectID?` takes twenty-four
+/// (its nil flag pads to a word): "none" is an entity number no model gives, as `ObjectIDTable`'s markers are. Every
+/// key a row holds names a model's entity (a store's entity columns are read into the model's range,
+/// `ObjectID.stored`), so none is taken for "none".
+struct RowKey {
+    private let raw: ObjectID
+
+    @inline(__always) init(_ id: ObjectID?) {
+        guard let id else {
+            raw = ObjectID(entityNumber: .min, primaryKey: 0)
+            return
+        }
+        precondition(id.entityNumber != .min, "a to-one key's entity number is a model's")
+        raw = id
+    }
+
+    @inline(__always) var id: ObjectID? { raw.entityNumber == .min ? nil : raw }
+}
+
 /// The block behind a `RowSnapshot`: the row's ID, version and counts in the header, then its values, then its
 /// to-one keys. Written only while no snapshot holds it (while it is made, or as a new object's `NewRow`, which alone
 /// holds it until the save names it and hands it to the snapshot), so the snapshots that share it can cross threads.
-final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
+///
+/// The block is counted in words, not in values: the keys (sixteen bytes each) follow the values (twenty-four) with
+/// nothing between them and nothing after, where slots of a value's size would round the keys up to whole values,
+/// and a message's row (four values, five keys) would take a 256-byte block instead of a 240-byte one.
+final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     struct Header {
         // Variable only for `NewRow`, which names its block's row at the save, while no snapshot shares it.
         var objectID: ObjectID
         var version: Int64
         let loaded: LoadedProperties?
         private let attributes: Int32
-        private let toOnes: Int32
-        /// Whether `loaded` is nil: a flag to test, where testing the reference means copying it out, a retain
-        /// and a release on every fault served from the cache. (It fits beside the two counts, in the word that
-        /// one count took.)
-        let isComplete: Bool
+        /// The to-one count, bit-inverted (negative) when `loaded` is set: whether the row is complete is a sign to
+        /// test, where testing the reference means copying it out, a retain and a release on every fault served
+        /// from the cache; and a separate flag would pad the header by a word.
+        private let toOnesAndCompleteness: Int32
 
         init(objectID: ObjectID, version: Int64, loaded: LoadedProperties?, attributeCount: Int, toOneCount: Int) {
             self.objectID = objectID
@@ -132,29 +154,43 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
             self.loaded = loaded
             // A model's counts: far below Int32's range (a row of 2^31 values could not be made anyway).
             self.attributes = Int32(attributeCount)
-            self.toOnes = Int32(toOneCount)
-            self.isComplete = loaded == nil
+            self.toOnesAndCompleteness = loaded == nil ? Int32(toOneCount) : ~Int32(toOneCount)
         }
 
         var attributeCount: Int { Int(attributes) }
-        var toOneCount: Int { Int(toOnes) }
+        var toOneCount: Int { Int(toOnesAndCompleteness >= 0 ? toOnesAndCompleteness : ~toOnesAndCompleteness) }
+        /// Whether `loaded` is nil.
+        var isComplete: Bool { toOnesAndCompleteness >= 0 }
     }
 
-    /// Element slots (of `AttributeValue`'s stride) the keys take after the values.
-    private static func keySlots(_ toOneCount: Int) -> Int {
-        let stride = MemoryLayout<AttributeValue>.stride
-        return (toOneCount * MemoryLayout<ObjectID?>.stride + stride - 1) / stride
+    /// Words the values and keys take. (Both strides are whole words.)
+    private static func words(_ header: Header) -> Int {
+        (header.attributeCount * MemoryLayout<AttributeValue>.stride + header.toOneCount * MemoryLayout<RowKey>.stride)
+            / MemoryLayout<UInt64>.stride
     }
 
     @inline(__always)
-    static func make(_ header: Header, fill: (UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<ObjectID?>) -> Void) -> RowStorage {
-        let buffer = create(minimumCapacity: header.attributeCount + keySlots(header.toOneCount)) { _ in header }
+    static func make(_ header: Header, fill: (UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<RowKey>) -> Void) -> RowStorage {
+        let buffer = create(minimumCapacity: words(header)) { _ in header }
         let storage = unsafeDowncast(buffer, to: RowStorage.self)
-        storage.withUnsafeMutablePointerToElements { elements in
-            let keys = UnsafeMutableRawPointer(elements + header.attributeCount).bindMemory(to: ObjectID?.self, capacity: header.toOneCount)
-            fill(elements, keys)
+        storage.withUnsafeMutablePointerToElements { words in
+            let values = UnsafeMutableRawPointer(words).bindMemory(to: AttributeValue.self, capacity: header.attributeCount)
+            let keys = UnsafeMutableRawPointer(values + header.attributeCount).bindMemory(to: RowKey.self, capacity: header.toOneCount)
+            fill(values, keys)
         }
         return storage
+    }
+
+    /// The header, and where the values and the keys of an initialized block lie.
+    @inline(__always)
+    private func withParts<Result>(
+        _ body: (UnsafeMutablePointer<Header>, UnsafeMutablePointer<AttributeValue>, UnsafeMutablePointer<RowKey>) -> Result
+    ) -> Result {
+        withUnsafeMutablePointers { header, words in
+            let values = UnsafeMutableRawPointer(words).assumingMemoryBound(to: AttributeValue.self)
+            let keys = UnsafeMutableRawPointer(values + header.pointee.attributeCount).assumingMemoryBound(to: RowKey.self)
+            return body(header, values, keys)
+        }
     }
 
     // The header is read through its pointer: `ManagedBuffer.header` is a stored class property, and reading it
@@ -169,35 +205,27 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
 
     @inline(__always)
     func value(at index: Int) -> AttributeValue {
-        withUnsafeMutablePointers { header, elements in
+        withParts { header, values, _ in
             precondition(index >= 0 && index < header.pointee.attributeCount, "attribute index out of range")
-            return elements[index]
+            return values[index]
         }
     }
 
     @inline(__always)
     func key(at index: Int) -> ObjectID? {
-        withUnsafeMutablePointers { header, elements in
-            let attributeCount = header.pointee.attributeCount
+        withParts { header, _, keys in
             precondition(index >= 0 && index < header.pointee.toOneCount, "to-one index out of range")
-            return Self.keys(after: elements, attributeCount: attributeCount)[index]
+            return keys[index].id
         }
-    }
-
-    /// Where the to-one keys of an initialized block start: after its values.
-    @inline(__always)
-    private static func keys(after elements: UnsafeMutablePointer<AttributeValue>, attributeCount: Int) -> UnsafeMutablePointer<ObjectID?> {
-        UnsafeMutableRawPointer(elements + attributeCount).assumingMemoryBound(to: ObjectID?.self)
     }
 
     /// A block of its own with the same header, values and keys (for `NewRow`'s copy on write).
     func copy() -> RowStorage {
-        withUnsafeMutablePointers { header, elements in
+        withParts { header, values, keys in
             let attributeCount = header.pointee.attributeCount
             let toOneCount = header.pointee.toOneCount
-            let keys = Self.keys(after: elements, attributeCount: attributeCount)
-            return RowStorage.make(header.pointee) { values, newKeys in
-                values.initialize(from: elements, count: attributeCount)
+            return RowStorage.make(header.pointee) { newValues, newKeys in
+                newValues.initialize(from: values, count: attributeCount)
                 newKeys.initialize(from: keys, count: toOneCount)
             }
         }
@@ -206,19 +234,18 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
     /// Writes a value in place. Only `NewRow` calls it, on a block no snapshot shares.
     @inline(__always)
     func setValue(_ value: AttributeValue, at index: Int) {
-        withUnsafeMutablePointers { header, elements in
+        withParts { header, values, _ in
             precondition(index >= 0 && index < header.pointee.attributeCount, "attribute index out of range")
-            elements[index] = value
+            values[index] = value
         }
     }
 
     /// Writes a to-one key in place. Only `NewRow` calls it, on a block no snapshot shares.
     @inline(__always)
     func setKey(_ key: ObjectID?, at index: Int) {
-        withUnsafeMutablePointers { header, elements in
-            let attributeCount = header.pointee.attributeCount
+        withParts { header, _, keys in
             precondition(index >= 0 && index < header.pointee.toOneCount, "to-one index out of range")
-            Self.keys(after: elements, attributeCount: attributeCount)[index] = key
+            keys[index] = RowKey(key)
         }
     }
 
@@ -232,7 +259,7 @@ final class RowStorage: ManagedBuffer<RowStorage.Header, AttributeValue> {
 
     deinit {
         // The keys are plain values; only the attribute values hold references.
-        _ = withUnsafeMutablePointers { header, elements in elements.deinitialize(count: header.pointee.attributeCount) }
+        _ = withParts { header, values, _ in values.deinitialize(count: header.pointee.attributeCount) }
     }
 }
 

@@ -115,6 +115,20 @@ struct ToManyStates: Sequence {
         }
     }
 
+    /// Gives the to-many at `index` the store's count of it, read with its row, unless its state holds more (the
+    /// members read, or changes made to them). In place, with no state copied out and back: a fetch that counts
+    /// a to-many does this for every row, and the subscript's accessor allocated its frame each time.
+    mutating func offerStoredCount(_ count: Int, at index: Int) {
+        if index == countSlot {
+            countOnly = count
+        } else if let position = entries.firstIndex(where: { $0.key == index }) {
+            guard entries[position].value.members == nil, !entries[position].value.hasChanges else { return }
+            entries[position].value.storedCount = count
+        } else {
+            store(Self.counted(count), at: index)
+        }
+    }
+
     /// Records the state of a slot that has none in `entries` (and none kept apart).
     private mutating func store(_ value: ToManyState?, at index: Int) {
         guard let value else { return }

@@ -127,15 +127,16 @@ public final class RowCache: Sendable {
 
 // MARK: - State
 
-/// A position in the slot array. 32 bits keep a slot at 32 bytes, so none straddles two cache lines.
+/// A position in the slot array. 32 bits keep a slot at 16 bytes (with the row's reference), so none straddles two
+/// cache lines.
 private typealias SlotIndex = Int32
 
 private let noSlot: SlotIndex = -1
 
 /// One entry of the slot array: a cached row and its neighbours in the recency list, or, when free, a link in the
-/// free list (through `next`).
+/// free list (through `next`). A live slot's ID is its row's (`RowSnapshot.objectID`): only an eviction needs it,
+/// and a copy here would add half to every slot of a cache that holds a hundred thousand rows.
 private struct Slot {
-    var id: ObjectID
     var snapshot: RowSnapshot?
     /// The next more recently used slot (`noSlot` at the head).
     var previous: SlotIndex
@@ -179,19 +180,17 @@ private struct LRUState {
         }
         if full {
             // Recycle the least recently used slot in place for the new row.
-            index.removeValue(forKey: slots[Int(slot)].id)
+            index.removeValue(forKey: liveID(slot))
             unlink(slot)
             statistics.evictions += 1
-            slots[Int(slot)].id = id
             slots[Int(slot)].snapshot = snapshot
         } else if slot == freeHead {
             freeHead = slots[Int(slot)].next
-            slots[Int(slot)].id = id
             slots[Int(slot)].snapshot = snapshot
         } else {
             // Live rows never exceed the capacity, so the array only grows while there are fewer slots than that.
             precondition(slots.count < Int(SlotIndex.max), "a row cache holds fewer than 2^31 rows")
-            slots.append(Slot(id: id, snapshot: snapshot, previous: noSlot, next: noSlot))
+            slots.append(Slot(snapshot: snapshot, previous: noSlot, next: noSlot))
         }
         linkAtFront(slot)
     }
@@ -228,7 +227,7 @@ private struct LRUState {
         capacity = newCapacity
         while index.count > newCapacity {
             let slot = tail
-            index.removeValue(forKey: slots[Int(slot)].id)
+            index.removeValue(forKey: liveID(slot))
             unlink(slot)
             release(slot)
             statistics.evictions += 1
@@ -242,10 +241,16 @@ private struct LRUState {
         ids.reserveCapacity(index.count)
         var slot = head
         while slot != noSlot {
-            ids.append(slots[Int(slot)].id)
+            ids.append(liveID(slot))
             slot = slots[Int(slot)].next
         }
         return ids
+    }
+
+    /// The ID of the row a slot on the recency list holds.
+    private func liveID(_ slot: SlotIndex) -> ObjectID {
+        guard let snapshot = slots[Int(slot)].snapshot else { preconditionFailure("a slot on the recency list holds a row") }
+        return snapshot.objectID
     }
 
     // MARK: list plumbing
@@ -300,9 +305,9 @@ private struct LRUState {
         while slot != noSlot {
             let position = SlotIndex(packed.count)
             let old = slots[Int(slot)]
-            packed.append(Slot(id: old.id, snapshot: old.snapshot, previous: position - 1, next: noSlot))
+            packed.append(Slot(snapshot: old.snapshot, previous: position - 1, next: noSlot))
             if position > 0 { packed[Int(position) - 1].next = position }
-            packedIndex[old.id] = position
+            packedIndex[liveID(slot)] = position
             slot = old.next
         }
         slots = packed

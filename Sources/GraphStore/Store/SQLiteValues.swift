@@ -161,7 +161,7 @@ enum SQLiteValues {
                     term += 1
                 }
                 guard at >= 0, sqlite3_column_type(statement, at) != SQLITE_NULL else {
-                    (keys + index).initialize(to: nil)
+                    (keys + index).initialize(to: RowKey(nil))
                     continue
                 }
                 let key = sqlite3_column_int64(statement, at)
@@ -169,7 +169,7 @@ enum SQLiteValues {
                 if entityColumn >= 0, sqlite3_column_type(statement, entityColumn) != SQLITE_NULL {
                     destination = sqlite3_column_int64(statement, entityColumn)
                 }
-                (keys + index).initialize(to: ObjectID.stored(entity: destination, of: toOne.entities, key: key))
+                (keys + index).initialize(to: RowKey(ObjectID.stored(entity: destination, of: toOne.entities, key: key)))
             }
         }
     }

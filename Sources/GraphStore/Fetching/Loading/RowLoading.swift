@@ -123,10 +123,7 @@ extension ObjectContext {
     /// holds more: the members read, or changes made to them.
     private func offer(storedCount count: Int, toMany index: Int, to object: ManagedObject) {
         guard !object.isInserted else { return }
-        var state = object.toManyStates[index] ?? ToManyState()
-        guard state.members == nil, !state.hasChanges else { return }
-        state.storedCount = count
-        object.toManyStates[index] = state
+        object.toManyStates.offerStoredCount(count, at: index)
     }
 
     /// Objects for rows just read, filled with them (a prefetched object is not a fault). With `keyPath`, the rows
