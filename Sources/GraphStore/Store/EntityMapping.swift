@@ -51,6 +51,10 @@ public final class EntityMapping: Sendable {
     private let slotList: [(key: String, slot: Slot)]
     /// The raw bits of each key of `slotList`, in the same order.
     private let slotBits: [KeyBits]
+    /// `slotBits` by a hash of the bits: per bucket, the position in `slotList` plus one of the only key whose bits
+    /// land there, 0 for none, -1 for several. A key given as the literal the model was declared with is found by
+    /// one hash and one comparison, where walking `slotBits` compared half of them on average.
+    private let slotBuckets: [Int8]
     /// What typed properties' wrappers resolved to, by the address of their key's text (see
     /// `ManagedObject.resolve(wrapper:)`): one entry per wrapper declaration at most, so the table stays as small as
     /// the model.
@@ -177,6 +181,14 @@ public final class EntityMapping: Sendable {
         self.slotByKey = slots
         self.slotList = slots.sorted { $0.key < $1.key }.map { (key: $0.key, slot: $0.value) }
         self.slotBits = slotList.map { Self.bits(of: $0.key) }
+        var buckets = [Int8](repeating: 0, count: KeyBits.buckets)
+        if slotList.count <= 24 {
+            for (position, bits) in slotBits.enumerated() {
+                let bucket = bits.bucket
+                buckets[bucket] = buckets[bucket] == 0 ? Int8(position + 1) : -1
+            }
+        }
+        self.slotBuckets = buckets
 
         var columns = [tableHasSubentities ? "t0.Z_ENT" : "0", "t0.Z_PK", "t0.Z_OPT"]
         columns += attributes.map { "t0.\($0.column)" }
@@ -228,7 +240,13 @@ public final class EntityMapping: Sendable {
         // usually the very literal the model was declared with: two word compares per entry before any real
         // string comparison.
         let bits = Self.bits(of: key)
-        for (index, entry) in slotBits.enumerated() where entry == bits { return slotList[index].slot }
+        let bucket = slotBuckets[bits.bucket]
+        if bucket > 0 {
+            if slotBits[Int(bucket) - 1] == bits { return slotList[Int(bucket) - 1].slot }
+        } else if bucket < 0 {
+            for (index, entry) in slotBits.enumerated() where entry == bits { return slotList[index].slot }
+        }
+        // The same text in other storage (or no such key).
         for entry in slotList where entry.key == key { return entry.slot }
         return nil
     }
@@ -246,6 +264,14 @@ struct KeyBits: Equatable, Sendable {
 }
 
 extension KeyBits {
+    /// How many buckets `bucket` picks from.
+    static let buckets = 64
+
+    /// A bucket for the bits (`EntityMapping.slotBuckets`): both words mixed by multiplication, the top six bits.
+    var bucket: Int {
+        Int(truncatingIfNeeded: ((((first &* 0x9E37_79B9_7F4A_7C15) ^ second) &* 0xBF58_476D_1CE4_E5B9) >> 58))
+    }
+
     /// The two words of `string`: equal bits mean equal strings (the same inline bytes, or the same storage), so a
     /// string compared with the very one it was copied from matches without reading its characters.
     init(_ string: String) {
