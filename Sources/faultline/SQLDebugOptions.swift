@@ -4,14 +4,17 @@ import GraphStore
 import Synchronization
 
 /// `--sql-debug N` and `--sql-log FILE`, shared by every command that opens a store; `FAULTLINE_SQL_DEBUG=N` in the
-/// environment does the same as `--sql-debug N` (the option wins when both are given).
+/// environment does the same as `--sql-debug N` (the option wins when both are given). `--sql-log` alone logs at
+/// level 1: asking for a log file is asking for a log.
 struct SQLDebugOptions: ParsableArguments {
     @Option(name: .customLong("sql-debug"), parsing: .unconditional, help: ArgumentHelp(
         "Log SQL as Core Data's SQLDebug does: 1 statements and times, 2 bound values, 3 fault annotations, 4 query plans.",
         valueName: "level"))
     var level: Int?
 
-    @Option(name: .customLong("sql-log"), help: ArgumentHelp("Write the SQL log to this file instead of stderr.", valueName: "file"))
+    @Option(name: .customLong("sql-log"), help: ArgumentHelp(
+        "Write the SQL log to this file instead of stderr (at level 1 unless --sql-debug or FAULTLINE_SQL_DEBUG sets one).",
+        valueName: "file"))
     var logFile: String?
 
     func validate() throws {
@@ -20,11 +23,12 @@ struct SQLDebugOptions: ParsableArguments {
         }
     }
 
-    /// The level in force: the option, else the environment variable; nil when logging is off.
+    /// The level in force: the option, else the environment variable, else 1 when a log file is named; nil when
+    /// logging is off.
     func effectiveLevel(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandFailure) -> Int? {
         if let level { return level }
         switch SQLDebugLog.level(fromEnvironment: environment) {
-        case .success(let level): return level
+        case .success(let level): return level ?? (logFile == nil ? nil : 1)
         case .failure(let error): throw CommandFailure(error.description)
         }
     }

@@ -174,6 +174,26 @@ import Glibc
         #expect(empty.status == 0, "\(empty.stderr)")
     }
 
+    /// `--sql-log` alone logs at level 1 (it used to log nothing, silently); a level given by `--sql-debug` or the
+    /// environment is kept.
+    @Test func aLogFileAloneLogsAtLevelOne() throws {
+        let folder = TemporaryFolder()
+        let store = folder.path("chat.sqlite")
+        #expect(try FaultlineBinary.run(["fixture", "generate", "--out", store] + small).status == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["FAULTLINE_SQL_DEBUG"] = nil
+        let log = folder.path("sql.log")
+        let alone = try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-log", log], environment: environment)
+        #expect(alone.status == 0, "\(alone.stderr)")
+        let levelOne = try String(contentsOfFile: log, encoding: .utf8)
+        // Level 4's query plans are the marker: a first screen's statements always have one.
+        let planLine = "CoreData: details: SQLite: "
+        #expect(levelOne.contains("SELECT") && !levelOne.contains(planLine))
+        environment["FAULTLINE_SQL_DEBUG"] = "4"
+        #expect(try FaultlineBinary.run(["trace", store, "--size", "80x24", "--sql-log", log], environment: environment).status == 0)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains(planLine))
+    }
+
     /// `--sql-log /dev/null` writes into the device; it used to be replaced by a regular file (as root).
     @Test func theSQLLogIsWrittenInPlaceNeverReplacingWhatIsThere() throws {
         let folder = TemporaryFolder()
