@@ -13,6 +13,14 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     public var isTemporary: Bool { primaryKey < 0 }
 
+    /// An ID no object has, for places that mark a slot in an ID's own words instead of a separate flag (the empty
+    /// and removed slots of `ObjectIDTable`, a row's missing to-one key, `RowKey`): its entity number is one no model
+    /// gives (entity numbers are small and positive, and a store's are read into the model's range, `stored`).
+    static func marker(_ primaryKey: Int64) -> ObjectID { ObjectID(entityNumber: .min, primaryKey: primaryKey) }
+
+    /// Whether this is a `marker(_:)`.
+    @inline(__always) var isMarker: Bool { entityNumber == .min }
+
     /// The ID of a row, or of a key, read from the store. A damaged store can hold any number where an entity
     /// number or a key goes (and SQLite reads text there as 0): an entity number outside `entities` (the numbers
     /// the table or the to-one can hold) is read as `entities.lowerBound`, the entity it was declared for, and a

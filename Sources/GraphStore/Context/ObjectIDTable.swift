@@ -18,10 +18,10 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
         var value: Value?
     }
 
-    /// Marker keys: an entity number no model gives (entity numbers are small and positive), key 0 for a slot
-    /// never used, 1 for one whose entry was removed. `insert` refuses a key with that entity number.
-    private static var empty: ObjectID { ObjectID(entityNumber: .min, primaryKey: 0) }
-    private static var removed: ObjectID { ObjectID(entityNumber: .min, primaryKey: 1) }
+    /// Marker keys (`ObjectID.marker`): key 0 for a slot never used, 1 for one whose entry was removed. Inserts
+    /// refuse a marker.
+    private static var empty: ObjectID { .marker(0) }
+    private static var removed: ObjectID { .marker(1) }
 
     private var entries: ContiguousArray<Entry>
     /// `64 - log2(entries.count)`: the top bits of the mixed key pick the slot.
@@ -82,7 +82,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
             while true {
                 let stored = slots[index].key
                 if stored == key { return (index, true) }
-                if stored.entityNumber == .min {
+                if stored.isMarker {
                     if stored.primaryKey == 0 { return (free >= 0 ? free : index, false) }
                     if free < 0 { free = index }
                 }
@@ -112,7 +112,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// be cleared of markers). `make` must not use this table.
     @inline(__always)
     mutating func value(forKey key: ObjectID, orInsert make: () -> Value) -> (value: Value, inserted: Bool) {
-        precondition(key.entityNumber != .min, "an object ID's entity number is a model's")
+        precondition(!key.isMarker, "an object ID's entity number is a model's")
         var index = -1
         if !entries.isEmpty {
             let (at, found) = position(of: key)
@@ -120,7 +120,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
             index = at
         }
         let value = make()
-        if entries.isEmpty || (count + markers + 1) * 2 > entries.count {
+        if needsRoom {
             makeRoom()
             index = position(of: key).index
         }
@@ -128,11 +128,14 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
         return (value, true)
     }
 
+    /// Whether one more key would fill more than half the slots (live keys and markers count alike).
+    @inline(__always) private var needsRoom: Bool { entries.isEmpty || (count + markers + 1) * 2 > entries.count }
+
     /// Makes room for one more key first (so the slot found stays valid), then finds `key` or where it would go.
     @inline(__always)
     private mutating func probeForInsert(_ key: ObjectID) -> (index: Int, found: Bool) {
-        precondition(key.entityNumber != .min, "an object ID's entity number is a model's")
-        if entries.isEmpty || (count + markers + 1) * 2 > entries.count { makeRoom() }
+        precondition(!key.isMarker, "an object ID's entity number is a model's")
+        if needsRoom { makeRoom() }
         return position(of: key)
     }
 
@@ -203,7 +206,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
         shift = UInt64(64 - size.trailingZeroBitCount)
         count = 0
         markers = 0
-        for entry in old where entry.key.entityNumber != .min {
+        for entry in old where !entry.key.isMarker {
             let (index, _) = position(of: entry.key)
             entries[index] = entry
             count += 1
@@ -214,7 +217,7 @@ struct ObjectIDTable<Value>: Sequence, ExpressibleByDictionaryLiteral {
 
     func makeIterator() -> some IteratorProtocol<(key: ObjectID, value: Value)> {
         entries.lazy.compactMap { entry -> (key: ObjectID, value: Value)? in
-            guard entry.key.entityNumber != .min, let value = entry.value else { return nil }
+            guard !entry.key.isMarker, let value = entry.value else { return nil }
             return (entry.key, value)
         }.makeIterator()
     }

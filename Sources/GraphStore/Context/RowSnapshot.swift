@@ -111,22 +111,20 @@ public struct RowSnapshot: @unchecked Sendable {
 }
 
 /// A to-one key as a row keeps it: a destination's ID, or none. Sixteen bytes where `ObjectID?` takes twenty-four
-/// (its nil flag pads to a word): "none" is an entity number no model gives, as `ObjectIDTable`'s markers are. Every
-/// key a row holds names a model's entity (a store's entity columns are read into the model's range,
-/// `ObjectID.stored`), so none is taken for "none".
+/// (its nil flag pads to a word): "none" is `ObjectID.marker(0)`, which no key a row holds can be.
 struct RowKey {
     private let raw: ObjectID
 
     @inline(__always) init(_ id: ObjectID?) {
         guard let id else {
-            raw = ObjectID(entityNumber: .min, primaryKey: 0)
+            raw = .marker(0)
             return
         }
-        precondition(id.entityNumber != .min, "a to-one key's entity number is a model's")
+        precondition(!id.isMarker, "a to-one key's entity number is a model's")
         raw = id
     }
 
-    @inline(__always) var id: ObjectID? { raw.entityNumber == .min ? nil : raw }
+    @inline(__always) var id: ObjectID? { raw.isMarker ? nil : raw }
 }
 
 /// The block behind a `RowSnapshot`: the row's ID, version and counts in the header, then its values, then its

@@ -55,6 +55,8 @@ public final class EntityMapping: Sendable {
     /// land there, 0 for none, -1 for several. A key given as the literal the model was declared with is found by
     /// one hash and one comparison, where walking `slotBits` compared half of them on average.
     private let slotBuckets: [Int8]
+    /// Up to this many keys, `slot(forKey:)` looks in `slotList` by bits; beyond, in `slotByKey`.
+    private static let listedKeys = 24
     /// What typed properties' wrappers resolved to, by the address of their key's text (see
     /// `ManagedObject.resolve(wrapper:)`): one entry per wrapper declaration at most, so the table stays as small as
     /// the model.
@@ -182,7 +184,7 @@ public final class EntityMapping: Sendable {
         self.slotList = slots.sorted { $0.key < $1.key }.map { (key: $0.key, slot: $0.value) }
         self.slotBits = slotList.map { Self.bits(of: $0.key) }
         var buckets = [Int8](repeating: 0, count: KeyBits.buckets)
-        if slotList.count <= 24 {
+        if slotList.count <= Self.listedKeys {
             for (position, bits) in slotBits.enumerated() {
                 let bucket = bits.bucket
                 buckets[bucket] = buckets[bucket] == 0 ? Int8(position + 1) : -1
@@ -235,10 +237,10 @@ public final class EntityMapping: Sendable {
     }
 
     public func slot(forKey key: String) -> Slot? {
-        guard slotList.count <= 24 else { return slotByKey[key] }
+        guard slotList.count <= Self.listedKeys else { return slotByKey[key] }
         // Equal bits mean equal strings (the same inline bytes, or the same storage), and a key passed in is
-        // usually the very literal the model was declared with: two word compares per entry before any real
-        // string comparison.
+        // usually the very literal the model was declared with: its bucket names the one entry to compare, before
+        // any real string comparison.
         let bits = Self.bits(of: key)
         let bucket = slotBuckets[bits.bucket]
         if bucket > 0 {
