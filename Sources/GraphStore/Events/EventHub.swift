@@ -51,7 +51,6 @@ public final class EventHub: Sendable {
             let token = ObserverToken(rawValue: state.nextToken)
             state.nextToken += 1
             state.observers.append(Registration(token: token, call: observer))
-            state.callbacks = state.observers.map(\.call)
             observerCount.store(state.observers.count, ordering: .releasing)
             return token
         }
@@ -63,7 +62,6 @@ public final class EventHub: Sendable {
         state.withLock { state in
             guard let index = state.observers.firstIndex(where: { $0.token == token }) else { return }
             state.observers.remove(at: index)
-            state.callbacks = state.observers.map(\.call)
             observerCount.store(state.observers.count, ordering: .releasing)
         }
     }
@@ -78,7 +76,7 @@ public final class EventHub: Sendable {
     /// Counts `event` and hands it to every observer, synchronously on the caller's thread, outside any lock.
     public func emit(_ event: GraphEvent, context: ContextID?) {
         // Finding the entity's slot needs no lock: do it first.
-        let callbacks: [Observer]
+        let callbacks: [Registration]
         switch event {
         case .objectFault(let fault):
             callbacks = countObjectFault(of: fault.objectID, entity: fault.entity, hit: fault.isCacheHit, partial: fault.isPartial)
@@ -89,7 +87,7 @@ public final class EventHub: Sendable {
             callbacks = state.withLock { state in
                 state.total.countFetch(fetch)
                 state.update(target) { $0.countFetch(fetch) }
-                return state.callbacks
+                return state.observers
             }
         case .relationshipFault(let fault):
             // Counted under the source entity; its object's entity number usually names it, saving the lookup.
@@ -99,15 +97,15 @@ public final class EventHub: Sendable {
             callbacks = state.withLock { state in
                 state.total.countRelationshipFault(fault)
                 state.update(target) { $0.countRelationshipFault(fault) }
-                return state.callbacks
+                return state.observers
             }
         case .save(let save):
             callbacks = state.withLock { state in
                 state.total.countSave(save)
-                return state.callbacks
+                return state.observers
             }
         case .merge:
-            callbacks = state.withLock { $0.callbacks }
+            callbacks = state.withLock { $0.observers }
         }
         deliver(event, context: context, to: callbacks)
     }
@@ -116,7 +114,7 @@ public final class EventHub: Sendable {
     /// to: none, nearly always, and then the caller need not build the event at all (a fault served by the row
     /// cache is a few hundred instructions, and an event with its strings is a good part of that). `entity` is
     /// read only when the ID's entity number is not one the hub knows.
-    func countObjectFault(of objectID: ObjectID, entity: @autoclosure () -> String, hit: Bool, partial: Bool) -> [Observer] {
+    func countObjectFault(of objectID: ObjectID, entity: @autoclosure () -> String, hit: Bool, partial: Bool) -> [Registration] {
         let number = objectID.entityNumber
         if number >= 1 && number <= entityNames.count {
             return countObjectFault(entityIndex: number - 1, hit: hit, partial: partial)
@@ -125,14 +123,14 @@ public final class EventHub: Sendable {
         return state.withLock { state in
             state.total.countObjectFault(hit: hit, partial: partial)
             state.update(target) { $0.countObjectFault(hit: hit, partial: partial) }
-            return state.callbacks
+            return state.observers
         }
     }
 
     /// `countObjectFault(of:entity:hit:partial:)` for an object's fault, which has its mapping at hand: every
     /// fault, row-cache hits included; the mapping's name is read only for a number the hub does not know.
     @inline(__always)
-    func countObjectFault(of objectID: ObjectID, mapping: EntityMapping, hit: Bool, partial: Bool) -> [Observer] {
+    func countObjectFault(of objectID: ObjectID, mapping: EntityMapping, hit: Bool, partial: Bool) -> [Registration] {
         let number = objectID.entityNumber
         guard number >= 1 && number <= entityNames.count else {
             return countObjectFault(of: objectID, entity: mapping.name, hit: hit, partial: partial)
@@ -144,22 +142,22 @@ public final class EventHub: Sendable {
     /// observer list comes back only when there is one; an empty one is the shared empty array, which costs no
     /// reference count.
     @inline(__always)
-    private func countObjectFault(entityIndex index: Int, hit: Bool, partial: Bool) -> [Observer] {
+    private func countObjectFault(entityIndex index: Int, hit: Bool, partial: Bool) -> [Registration] {
         state.withLock { state in
             state.total.countObjectFault(hit: hit, partial: partial)
             state.entities[index].countObjectFault(hit: hit, partial: partial)
-            return state.callbacks.isEmpty ? [] : state.callbacks
+            return state.observers.isEmpty ? [] : state.observers
         }
     }
 
     /// Counts a statement, as `emit` counts a `.statement` event, and returns the observers to hand its event to
     /// (as `countObjectFault` does): a save's thousand INSERTs build no event when nobody looks.
-    func countStatement(entity: String?, rows: Int, duration: Duration) -> [Observer] {
+    func countStatement(entity: String?, rows: Int, duration: Duration) -> [Registration] {
         let target = entity.map(slot(forEntity:))
         return state.withLock { state in
             state.total.countStatement(rows: rows, duration: duration)
             if let target { state.update(target) { $0.countStatement(rows: rows, duration: duration) } }
-            return state.callbacks
+            return state.observers
         }
     }
 
@@ -172,11 +170,11 @@ public final class EventHub: Sendable {
     }
 
     /// Hands an event already counted (`countObjectFault`, `countStatement`) to `callbacks`, the observers its counting returned.
-    func deliver(_ event: consuming GraphEvent, context: ContextID?, to callbacks: [Observer]) {
+    func deliver(_ event: consuming GraphEvent, context: ContextID?, to callbacks: [Registration]) {
         guard !callbacks.isEmpty else { return }
         let record = GraphEventRecord(event: event, context: context)
         for callback in callbacks {
-            callback(record)
+            callback.call(record)
         }
     }
 
@@ -236,7 +234,9 @@ private enum EntitySlot {
     case unknown(String)
 }
 
-private struct Registration: Sendable {
+/// An observer as the hub keeps it. Its closure lives in a struct, at its own type: an array of bare closures keeps
+/// them at the most general one, and each call then went through a thunk that copied the event.
+struct Registration: Sendable {
     let token: EventHub.ObserverToken
     let call: EventHub.Observer
 }
@@ -246,9 +246,8 @@ private struct State: Sendable {
     /// Index `i` is entity number `i + 1`.
     var entities: [GraphCounters.Totals]
     var unknownEntities: [String: GraphCounters.Totals] = [:]
+    /// The snapshot `emit` takes: replaced (never mutated in place while shared) when observers change.
     var observers: [Registration] = []
-    /// `observers`' closures alone: the snapshot `emit` takes, replaced (never mutated) when observers change.
-    var callbacks: [EventHub.Observer] = []
     var nextToken = 0
 
     init(entityCount: Int) {

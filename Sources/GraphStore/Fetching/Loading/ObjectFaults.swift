@@ -40,7 +40,7 @@ extension ObjectContext {
         /// Served by the row cache and counted, with no observer to tell: the fault is done.
         case done
         /// Served by the row cache and counted; its event is for these observers.
-        case served(observers: [EventHub.Observer], isPartial: Bool)
+        case served(observers: [Registration], isPartial: Bool)
         /// The row cache could not serve it.
         case missed
     }
@@ -102,7 +102,7 @@ extension ObjectContext {
 
     /// Builds a fault's event and hands it to the observers its counting returned.
     private func deliverFault(of object: ManagedObject, trigger: FaultTrigger, hit: Bool, partial: Bool, duration: Duration?,
-                              to observers: [EventHub.Observer]) {
+                              to observers: [Registration]) {
         coordinator.events.deliver(.objectFault(ObjectFaultEvent(entity: object.mapping.name, objectID: object.objectID, key: trigger.description,
                                                                  isCacheHit: hit, isPartial: partial, duration: duration)),
                                    context: id, to: observers)
