@@ -249,6 +249,7 @@ public final class PersistentStore: Sendable {
     /// that it is a store for `schema`; returns its UUID, the look, and with `keepOpen` the connection. An immutable
     /// look that saw the file change meanwhile (a writer started: the pages read may not belong together) is taken
     /// again, at most three times in all; by then a writer at work has made its `-wal`, which the next look joins.
+    /// So is a read-only look that met a writer closing the store (`metClosingWriter`).
     private static func verifyWithRetry(path: String, file: StoreFileCheck, schema: StoreSchema, options: Options, keepOpen: Bool)
         throws(StoreError) -> (uuid: String, look: StoreLook, queue: DatabaseQueue?) {
         var file = file
@@ -260,7 +261,7 @@ public final class PersistentStore: Sendable {
                 look = fallback
                 result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
             }
-            if attempt < 3, look.changedSinceOpened() {
+            if attempt < 3, look.changedSinceOpened() || StoreLook.metClosingWriter(path: path, after: result) {
                 if case .success(let opened) = result { try? opened.queue?.close() }
                 attempt += 1
                 file = try StoreFileCheck.inspect(path: path)

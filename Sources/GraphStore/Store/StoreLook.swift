@@ -100,17 +100,35 @@ struct StoreLook: Sendable {
         return StoreLook(path: path, kind: .immutable, location: location, stamp: stamp)
     }
 
-    /// Whether a `-wal` lies beside `path`. A writer makes its `-wal` a moment before the `-shm` (and, closing,
-    /// removes the `-wal` first): a `-wal` alone is waited on for up to a second, until the `-shm` appears or the
-    /// `-wal` goes. One still alone then was left so (the `-shm` deleted): the look will say so.
+    /// Whether a `-wal` lies beside `path`. A writer makes its `-wal` a moment before the `-shm`, and its last
+    /// connection, closing, removes the `-shm` a moment before the `-wal`: a `-wal` alone is waited on for up to a
+    /// second, until the `-shm` appears or the `-wal` goes. One still alone then was left so (the `-shm` deleted):
+    /// the look will say so.
     private static func walIsInUse(_ path: String) -> Bool {
+        waitForLogWithIndex(path) ?? true
+    }
+
+    /// Waits up to a second for a `-wal` alone beside `path` to go or be joined by its `-shm`: true when both are
+    /// there, false when the `-wal` is not, nil when it is still alone.
+    private static func waitForLogWithIndex(_ path: String) -> Bool? {
         let manager = FileManager.default
         for _ in 0..<100 {
             guard manager.fileExists(atPath: path + "-wal") else { return false }
             if manager.fileExists(atPath: path + "-shm") { return true }
             usleep(10_000)
         }
-        return manager.fileExists(atPath: path + "-wal")
+        return manager.fileExists(atPath: path + "-wal") ? nil : false
+    }
+
+    /// Whether a read-only look failed only because it opened between the two removals of a writer closing the
+    /// store: the `-shm` gone, the `-wal` not yet, a log that SQLite cannot read without making its index. Chosen
+    /// while both files were there, the look found the `-wal` alone. It is a closing writer, and worth a new look,
+    /// when within a second the `-wal` goes or the `-shm` is back; a `-wal` alone for longer was left so, and the
+    /// look's error says so.
+    static func metClosingWriter<Opened>(path: String, after result: Result<Opened, LookError>) -> Bool {
+        guard case .failure(let error) = result, let sqlite = error.sqliteError as? DatabaseError,
+              sqlite.resultCode == .SQLITE_CANTOPEN, FileManager.default.fileExists(atPath: path + "-wal") else { return false }
+        return waitForLogWithIndex(path) != nil
     }
 
     /// The look to try when this one failed with `error`, or nil. A WAL reader whose `-shm` is opened read-only
