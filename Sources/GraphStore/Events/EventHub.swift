@@ -76,15 +76,15 @@ public final class EventHub: Sendable {
     /// Counts `event` and hands it to every observer, synchronously on the caller's thread, outside any lock.
     public func emit(_ event: GraphEvent, context: ContextID?) {
         // Finding the entity's slot needs no lock: do it first.
-        let callbacks: [Registration]
+        let observers: [Registration]
         switch event {
         case .objectFault(let fault):
-            callbacks = countObjectFault(of: fault.objectID, entity: fault.entity, hit: fault.isCacheHit, partial: fault.isPartial)
+            observers = countObjectFault(of: fault.objectID, entity: fault.entity, hit: fault.isCacheHit, partial: fault.isPartial)
         case .statement(let statement):
-            callbacks = countStatement(entity: statement.cause.countedEntity, rows: statement.rows, duration: statement.duration)
+            observers = countStatement(entity: statement.cause.countedEntity, rows: statement.rows, duration: statement.duration)
         case .fetch(let fetch):
             let target = slot(forEntity: fetch.entity)
-            callbacks = state.withLock { state in
+            observers = state.withLock { state in
                 state.total.countFetch(fetch)
                 state.update(target) { $0.countFetch(fetch) }
                 return state.observers
@@ -94,20 +94,20 @@ public final class EventHub: Sendable {
             let number = fault.objectID.entityNumber
             let target: EntitySlot = number >= 1 && number <= entityNames.count && entityNames[number - 1] == fault.entity
                 ? .index(number - 1) : slot(forEntity: fault.entity)
-            callbacks = state.withLock { state in
+            observers = state.withLock { state in
                 state.total.countRelationshipFault(fault)
                 state.update(target) { $0.countRelationshipFault(fault) }
                 return state.observers
             }
         case .save(let save):
-            callbacks = state.withLock { state in
+            observers = state.withLock { state in
                 state.total.countSave(save)
                 return state.observers
             }
         case .merge:
-            callbacks = state.withLock { $0.observers }
+            observers = state.withLock { $0.observers }
         }
-        deliver(event, context: context, to: callbacks)
+        deliver(event, context: context, to: observers)
     }
 
     /// Counts an object fault, as `emit` counts an `.objectFault` event, and returns the observers to hand its event
@@ -169,12 +169,12 @@ public final class EventHub: Sendable {
         deliver(.statement(event()), context: context, to: observers)
     }
 
-    /// Hands an event already counted (`countObjectFault`, `countStatement`) to `callbacks`, the observers its counting returned.
-    func deliver(_ event: consuming GraphEvent, context: ContextID?, to callbacks: [Registration]) {
-        guard !callbacks.isEmpty else { return }
+    /// Hands an event already counted (`countObjectFault`, `countStatement`) to `observers`, those its counting returned.
+    func deliver(_ event: consuming GraphEvent, context: ContextID?, to observers: [Registration]) {
+        guard !observers.isEmpty else { return }
         let record = GraphEventRecord(event: event, context: context)
-        for callback in callbacks {
-            callback.call(record)
+        for observer in observers {
+            observer.call(record)
         }
     }
 
@@ -246,7 +246,8 @@ private struct State: Sendable {
     /// Index `i` is entity number `i + 1`.
     var entities: [GraphCounters.Totals]
     var unknownEntities: [String: GraphCounters.Totals] = [:]
-    /// The snapshot `emit` takes: replaced (never mutated in place while shared) when observers change.
+    /// The snapshot `emit` takes under the lock and calls outside it: adding or removing an observer copies it
+    /// first while an `emit` still holds it.
     var observers: [Registration] = []
     var nextToken = 0
 
