@@ -37,59 +37,41 @@ public enum StoreIntegrityCheck {
         // the report describes one state of the store while another process writes it. Where this process may not
         // make the -wal and -shm that takes, an immutable look reads the file alone; should the file change under it
         // (a writer started meanwhile), the check is run again, by which time the writer's -wal is there to join.
-        var outcome: Result<IntegrityReport, StoreError> = .failure(.noSuchFile(path: path))
-        for attempt in 1...3 {
-            let file = try StoreFileCheck.inspect(path: path)
-            guard case .database = file.state else { throw .noSuchFile(path: path) }
-            var look = StoreLook.choose(path: path, file: file)
-            func check(_ look: StoreLook) throws -> Result<IntegrityReport, StoreError> {
-                let queue = try look.openQueue(busyTimeout: options.busyTimeout)
-                defer { try? queue.close() }
-                // Kept as soon as every check has run: on a damaged file, ending the read transaction can fail too
-                // (SQLite reports the damage it met again), which must not throw away a report that says so.
-                var finished: Result<IntegrityReport, StoreError>?
-                do {
-                    return try queue.read { db -> Result<IntegrityReport, StoreError> in
-                        switch try StoreRecord.read(db, path: path, model: options.model) {
-                        case .failure(let error):
-                            finished = .failure(error)
-                        case .success(let record):
-                            let checker = IntegrityChecker(path: path, record: record, limit: options.limitPerKind)
-                            finished = .success(try checker.run(db))
-                        }
-                        return finished ?? .failure(.noSuchFile(path: path))
-                    }
-                } catch {
-                    guard let finished else { throw error }
-                    return finished
-                }
-            }
-            func failure(_ error: any Error, _ look: StoreLook) -> StoreError {
-                PersistentStore.lookFailure(error, path: path, look: look).map { .unreadable(path: path, reason: $0) }
-                    ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error, busyTimeout: options.busyTimeout))
-            }
+        let file = try StoreFileCheck.inspect(path: path)
+        guard case .database = file.state else { throw .noSuchFile(path: path) }
+        let busy = "another process kept writing it while it was checked, and this process cannot share the -wal and "
+            + "-shm files that would let it read one state of it; check it again later"
+        return try StoreLook.read(path: path, file: file, whileChanging: .unreadable(path: path, reason: busy)) { look in
             do {
-                outcome = try check(look)
+                return try check(path: path, look: look, options: options).mapError { LookError(storeError: $0) }
             } catch {
-                let lookError = LookError(storeError: failure(error, look), sqliteError: error)
-                if let fallback = look.fallback(after: lookError) {
-                    look = fallback
-                    do {
-                        outcome = try check(look)
-                    } catch {
-                        outcome = .failure(failure(error, look))
-                    }
-                } else {
-                    outcome = .failure(lookError.storeError)
+                return .failure(LookError(reading: error, path: path, look: look, busyTimeout: options.busyTimeout))
+            }
+        }.value
+    }
+
+    /// The check through one look: the report, or why the file is not a store it can check; SQLite's errors thrown.
+    private static func check(path: String, look: StoreLook, options: Options) throws -> Result<IntegrityReport, StoreError> {
+        let queue = try look.openQueue(busyTimeout: options.busyTimeout)
+        defer { try? queue.close() }
+        // Kept as soon as every check has run: on a damaged file, ending the read transaction can fail too (SQLite
+        // reports the damage it met again), which must not throw away a report that says so.
+        var finished: Result<IntegrityReport, StoreError>?
+        do {
+            return try queue.read { db -> Result<IntegrityReport, StoreError> in
+                switch try StoreRecord.read(db, path: path, model: options.model) {
+                case .failure(let error):
+                    finished = .failure(error)
+                case .success(let record):
+                    let checker = IntegrityChecker(path: path, record: record, limit: options.limitPerKind)
+                    finished = .success(try checker.run(db))
                 }
+                return finished ?? .failure(.noSuchFile(path: path))
             }
-            guard look.changedSinceOpened() else { break }
-            if attempt == 3 {
-                throw .unreadable(path: path, reason: "another process kept writing it while it was checked, and this process "
-                    + "cannot share the -wal and -shm files that would let it read one state of it; check it again later")
-            }
+        } catch {
+            guard let finished else { throw error }
+            return finished
         }
-        return try outcome.get()
     }
 }
 

@@ -246,33 +246,15 @@ public final class PersistentStore: Sendable {
     }
 
     /// Checks, through a look at the file (`StoreLook`: a connection that only reads and makes no file that stays),
-    /// that it is a store for `schema`; returns its UUID, the look, and with `keepOpen` the connection. An immutable
-    /// look that saw the file change meanwhile (a writer started: the pages read may not belong together) is taken
-    /// again, at most three times in all; by then a writer at work has made its `-wal`, which the next look joins.
-    /// So is a read-only look that met a writer closing the store (`metClosingWriter`).
+    /// that it is a store for `schema`; returns its UUID, the look, and with `keepOpen` the connection. A look that
+    /// may have read a changing file, or met a writer closing the store, is taken again (`StoreLook.read`).
     private static func verifyWithRetry(path: String, file: StoreFileCheck, schema: StoreSchema, options: Options, keepOpen: Bool)
         throws(StoreError) -> (uuid: String, look: StoreLook, queue: DatabaseQueue?) {
-        var file = file
-        var attempt = 1
-        while true {
-            var look = StoreLook.choose(path: path, file: file, forWriting: !(options.readOnly || file.isReadOnly))
-            var result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
-            if case .failure(let error) = result, let fallback = look.fallback(after: error) {
-                look = fallback
-                result = verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
-            }
-            if attempt < 3, look.changedSinceOpened() || StoreLook.metClosingWriter(path: path, after: result) {
-                if case .success(let opened) = result { try? opened.queue?.close() }
-                attempt += 1
-                file = try StoreFileCheck.inspect(path: path)
-                guard case .database = file.state else { throw .noSuchFile(path: path) }
-                continue
-            }
-            switch result {
-            case .success(let opened): return (opened.uuid, look, opened.queue)
-            case .failure(let error): throw error.storeError
-            }
+        let reading = try StoreLook.read(path: path, file: file, forWriting: !options.readOnly,
+                                         discard: { opened in try? opened.queue?.close() }) { look in
+            verify(path: path, look: look, schema: schema, options: options, keepOpen: keepOpen)
         }
+        return (reading.value.uuid, reading.look, reading.value.queue)
     }
 
     private static func verify(path: String, look: StoreLook, schema: StoreSchema, options: Options, keepOpen: Bool)
@@ -402,7 +384,7 @@ public final class PersistentStore: Sendable {
                 + "write back before the store can be read, which a read-only connection cannot do: open the store once "
                 + "with write access to it and its folder, which rolls the write back"
         }
-        if error.resultCode == .SQLITE_PROTOCOL, let look, look.kind == .shared, look.location != path {
+        if error.resultCode == .SQLITE_PROTOCOL, let look, look.kind == .shared, look.indexReadOnly {
             return "its index of the write-ahead log, \(name)-shm, is out of date after a write that was interrupted, "
                 + "and reading without write access cannot rebuild it: open the store once with write access to it "
                 + "and its folder, which rebuilds it"

@@ -52,8 +52,16 @@ struct StoreLook: Sendable {
     let location: String
     /// For an immutable look, the file as it was just before it was opened.
     let stamp: FileStamp?
+    /// Whether the look opens the `-shm` read-only (`readonly_shm=1`).
+    var indexReadOnly = false
     /// Whether this process may write beside the file (and so rebuild an index it opened read-only).
     var mayWriteIndex = false
+
+    /// The URI parameter of a `shared` look on a WAL-mode file: its connections read through `LookFileSystem`,
+    /// which never makes a `-wal` (one that went away before the first read is not made again).
+    private static var noNewLog: String {
+        LookFileSystem.name.map { "&vfs=" + $0 } ?? ""
+    }
 
     /// The look for `file` (inspected by `StoreFileCheck`, a `.database`).
     /// - Parameter forWriting: the look comes before a writable open: a hot rollback journal may be rolled back
@@ -81,8 +89,9 @@ struct StoreLook: Sendable {
             // bytes), and one missing would be made. SQLite then reads the -wal through an index of its own. The
             // plain read-only connection of `fallback(after:)` may write the index: to rebuild a stale one, or
             // before a write, never to make one that is missing for a command that only reads (it would stay).
-            let location = uri(path, query: "mode=ro&readonly_shm=1") ?? path
-            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, mayWriteIndex: mayMakeFiles && (hasIndex || forWriting))
+            let location = uri(path, query: "mode=ro&readonly_shm=1" + noNewLog) ?? path
+            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, indexReadOnly: location != path,
+                             mayWriteIndex: mayMakeFiles && (hasIndex || forWriting))
         }
         // A -shm with no -wal, left by a process that is gone (or copied without its log): the connection that
         // closes last would delete it. The file alone holds the whole store, so it is read alone, the -shm left as
@@ -120,15 +129,15 @@ struct StoreLook: Sendable {
         return manager.fileExists(atPath: path + "-wal") ? nil : false
     }
 
-    /// Whether a read-only look failed only because it opened between the two removals of a writer closing the
-    /// store: the `-shm` gone, the `-wal` not yet, a log that SQLite cannot read without making its index. Chosen
-    /// while both files were there, the look found the `-wal` alone. It is a closing writer, and worth a new look,
-    /// when within a second the `-wal` goes or the `-shm` is back; a `-wal` alone for longer was left so, and the
-    /// look's error says so.
-    static func metClosingWriter<Opened>(path: String, after result: Result<Opened, LookError>) -> Bool {
-        guard case .failure(let error) = result, let sqlite = error.sqliteError as? DatabaseError,
-              sqlite.resultCode == .SQLITE_CANTOPEN, FileManager.default.fileExists(atPath: path + "-wal") else { return false }
-        return waitForLogWithIndex(path) != nil
+    /// Whether a `shared` look failed only because the writer whose `-wal` it was chosen for closed the store before
+    /// the look first read it: `unable to open database file`, and the `-wal` gone (its connection, reading through
+    /// `LookFileSystem`, made no new one), or going with its `-shm` (seen between the two removals), or joined by its
+    /// `-shm` again (another writer) within a second. That is worth a new look. A `-wal` alone for longer was left so,
+    /// and the look's error says so.
+    func metClosingWriter<Opened>(after result: Result<Opened, LookError>) -> Bool {
+        guard kind == .shared, case .failure(let error) = result, let sqlite = error.sqliteError as? DatabaseError,
+              sqlite.resultCode == .SQLITE_CANTOPEN else { return false }
+        return Self.waitForLogWithIndex(path) != nil
     }
 
     /// The look to try when this one failed with `error`, or nil. A WAL reader whose `-shm` is opened read-only
@@ -137,11 +146,12 @@ struct StoreLook: Sendable {
     /// `-shm`, the plain read-only connection rebuilds it from the `-wal` (the index only: the store and its
     /// `-wal` keep every byte).
     func fallback(after error: LookError) -> StoreLook? {
-        guard kind == .shared, location != path, mayWriteIndex,
+        guard kind == .shared, indexReadOnly, mayWriteIndex,
               let error = error.sqliteError as? DatabaseError else { return nil }
         switch error.resultCode {
         case .SQLITE_PROTOCOL, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_BUSY:
-            return StoreLook(path: path, kind: .shared, location: path, stamp: nil, mayWriteIndex: false)
+            let location = Self.uri(path, query: "mode=ro" + Self.noNewLog) ?? path
+            return StoreLook(path: path, kind: .shared, location: location, stamp: nil, mayWriteIndex: false)
         default:
             return nil
         }
@@ -195,10 +205,72 @@ struct StoreLook: Sendable {
     }
 }
 
+extension StoreLook {
+    /// What reading a store through looks gave: the value, the look it came through, and whether that look may still
+    /// have read a changing file (three looks in a row each saw a writer start under them).
+    struct Reading<Value> {
+        let value: Value
+        let look: StoreLook
+        let changing: Bool
+    }
+
+    /// Reads the store at `path` (inspected as `file`, a `.database`) through a look: the one `choose` gives, then its
+    /// `fallback` when that one failed. A look that may have read a changing file (`changedSinceOpened`) or that met
+    /// a writer closing the store (`metClosingWriter`) is taken again, chosen anew for the file as it is then, at
+    /// most three looks in all; `discard` is given each value thrown away so. A failure of the last look is thrown.
+    /// - Parameters:
+    ///   - forWriting: a write follows when the file allows it (see `choose`).
+    ///   - whileChanging: thrown, whatever the last look gave, when it too may have read a changing file.
+    static func read<Value>(path: String, file: StoreFileCheck, forWriting: Bool = false, whileChanging: StoreError? = nil,
+                            discard: (Value) -> Void = { _ in },
+                            _ body: (StoreLook) -> Result<Value, LookError>) throws(StoreError) -> Reading<Value> {
+        var file = file
+        var attempt = 1
+        while true {
+            var look = choose(path: path, file: file, forWriting: forWriting && !file.isReadOnly)
+            var result = body(look)
+            if case .failure(let error) = result, let fallback = look.fallback(after: error) {
+                look = fallback
+                result = body(look)
+            }
+            let changing = look.changedSinceOpened()
+            if attempt < 3, changing || look.metClosingWriter(after: result) {
+                if case .success(let value) = result { discard(value) }
+                attempt += 1
+                file = try StoreFileCheck.inspect(path: path)
+                guard case .database = file.state else { throw .noSuchFile(path: path) }
+                continue
+            }
+            if changing, let whileChanging {
+                if case .success(let value) = result { discard(value) }
+                throw whileChanging
+            }
+            switch result {
+            case .success(let value): return Reading(value: value, look: look, changing: changing)
+            case .failure(let error): throw error.storeError
+            }
+        }
+    }
+}
+
 /// Why a look failed: the `StoreError` to report, and SQLite's own error when it was one.
 struct LookError: Error {
     let storeError: StoreError
     let sqliteError: (any Error)?
+}
+
+extension LookError {
+    init(storeError: StoreError) {
+        self.init(storeError: storeError, sqliteError: nil)
+    }
+
+    /// SQLite's `error`, met reading through `look`: what it means for a look that only reads
+    /// (`PersistentStore.lookFailure`), else SQLite's own words.
+    init(reading error: any Error, path: String, look: StoreLook, busyTimeout: TimeInterval) {
+        let reported = PersistentStore.lookFailure(error, path: path, look: look).map { StoreError.unreadable(path: path, reason: $0) }
+            ?? .sqlite(path: path, message: PersistentStore.sqliteMessage(error, busyTimeout: busyTimeout))
+        self.init(storeError: reported, sqliteError: error)
+    }
 }
 
 /// What `stat` says of a file and whether a `-wal` lies beside it: two stamps differ when a writer may have been

@@ -93,37 +93,25 @@ public struct StoredModel: Sendable {
     private static func cacheContent(path: String, busyTimeout: TimeInterval) throws -> Data {
         let file = try StoreFileCheck.inspect(path: path)
         guard case .database = file.state else { throw StoreError.noSuchFile(path: path) }
-        var look = StoreLook.choose(path: path, file: file)
-        func read(_ look: StoreLook) throws -> Data {
-            let queue = try look.openQueue(busyTimeout: busyTimeout)
-            defer { try? queue.close() }
-            return try queue.read { db throws -> Data in
-                // Worded as opening a store words it, naming the first table missing.
-                for required in ["Z_METADATA", "Z_PRIMARYKEY"] where try !db.tableExists(required) {
-                    throw StoreError.notAStore(path: path, reason: "it has no \(required) table")
-                }
-                guard try db.tableExists("Z_MODELCACHE") else { throw StoredModelError.missing(path: path) }
-                guard let content = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
-                    throw StoredModelError.empty(path: path)
-                }
-                return content
+        return try StoreLook.read(path: path, file: file) { look -> Result<Result<Data, StoredModelError>, LookError> in
+            do {
+                let queue = try look.openQueue(busyTimeout: busyTimeout)
+                defer { try? queue.close() }
+                return .success(try queue.read { db -> Result<Data, StoredModelError> in
+                    // Worded as opening a store words it, naming the first table missing.
+                    for required in ["Z_METADATA", "Z_PRIMARYKEY"] where try !db.tableExists(required) {
+                        return .failure(.store(.notAStore(path: path, reason: "it has no \(required) table")))
+                    }
+                    guard try db.tableExists("Z_MODELCACHE") else { return .failure(.missing(path: path)) }
+                    guard let content = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
+                        return .failure(.empty(path: path))
+                    }
+                    return .success(content)
+                })
+            } catch {
+                return .failure(LookError(reading: error, path: path, look: look, busyTimeout: busyTimeout))
             }
-        }
-        do {
-            return try read(look)
-        } catch let error as StoredModelError {
-            throw error
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            let failure = LookError(storeError: .sqlite(path: path, message: PersistentStore.sqliteMessage(error, busyTimeout: busyTimeout)),
-                                    sqliteError: error)
-            guard let fallback = look.fallback(after: failure) else {
-                throw PersistentStore.lookFailure(error, path: path, look: look).map { StoreError.unreadable(path: path, reason: $0) } ?? failure.storeError
-            }
-            look = fallback
-            return try read(look)
-        }
+        }.value.get()
     }
 }
 
