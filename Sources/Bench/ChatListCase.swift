@@ -79,7 +79,16 @@ final class ChatListCases {
         let raw = BenchmarkVariant(name: VariantName.raw) { stopwatch in
             let select = store.screen
             let ((checksum, count), sql) = try store.raw.recording(if: stopwatch.recordsSQL) {
-                try stopwatch.time { try select.fingerprintRows { ChatRow.raw(select, from: 0).mix(into: &$0) } }
+                try stopwatch.time {
+                    var first = true
+                    return try select.fingerprintRows { hash in
+                        if first {
+                            hash.mix(select.int64(ChatListColumns.screenTotalColumn))
+                            first = false
+                        }
+                        ChatRow.raw(select, from: 0).mix(into: &hash)
+                    }
+                }
             }
             guard count == min(rows, store.chatCount) else {
                 throw BenchmarkError("the raw peer read \(count) rows, expected \(min(rows, store.chatCount))")
@@ -134,6 +143,8 @@ final class ChatListCases {
             try stopwatch.time { () throws -> Int64 in
                 let chats = try fetch(context)
                 var hash = FNV1a()
+                // The list's total first: the pane's title shows it.
+                hash.mix(Int64(chats.count))
                 count = min(screenRows, chats.count)
                 for index in 0..<count {
                     try ChatRow(chats[index], countingMembers: countingMembers).mix(into: &hash)
@@ -583,13 +594,18 @@ struct ChatListColumns {
     private var innerOrder: String { "ORDER BY \(isPinned) DESC, \(lastMessageAt) DESC, Z_PK" }
 
     /// The first screen, hand-written: the first rows in the list's order, each with its last message and its
-    /// sender, in one flat statement. The store's (isPinned, lastMessageAt) index serves the order, so SQLite walks
-    /// it, joins each chat as it comes and stops at the limit: nothing is sorted. (Without that index the flat
-    /// statement joins every chat before sorting, and choosing the window first in a subquery measured 7× faster;
-    /// with it, the subquery's rows are sorted again after the joins, and the flat statement is faster.)
+    /// sender, in one flat statement, and the list's total (the pane's title shows it, "Chats (N)") as a last column
+    /// SQLite computes once, as Faultline's first statement takes it (`countsWithFirstBatch`). The store's
+    /// (isPinned, lastMessageAt) index serves the order, so SQLite walks it, joins each chat as it comes and stops at
+    /// the limit: nothing is sorted. (Without that index the flat statement joins every chat before sorting, and
+    /// choosing the window first in a subquery measured 7× faster; with it, the subquery's rows are sorted again
+    /// after the joins, and the flat statement is faster.)
     func screenSQL(limit: Int) -> String {
-        "SELECT \(rowList) FROM \(chatTable) c \(joins) \(order) LIMIT \(limit)"
+        "SELECT \(rowList), (SELECT COUNT(*) FROM \(chatTable)) FROM \(chatTable) c \(joins) \(order) LIMIT \(limit)"
     }
+
+    /// The column of `screenSQL` that holds the list's total.
+    static let screenTotalColumn: Int32 = 4
 
     /// Every chat's key in the list's order: the first read of a scroll that pages by keys.
     var orderedKeysSQL: String { "SELECT Z_PK FROM \(chatTable) \(innerOrder)" }

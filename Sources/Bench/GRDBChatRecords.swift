@@ -328,6 +328,8 @@ final class GRDBChatReader {
     static func chatListScreen(_ db: Database, rows: Int) throws -> (checksum: Int64, rows: Int) {
         let items = try chatList.limit(rows).fetchAll(db)
         var hash = FNV1a()
+        // The list's total, which the pane's title shows: a second statement.
+        hash.mix(Int64(try ChatRecord.fetchCount(db)))
         for item in items { item.row.mix(into: &hash) }
         hash.mix(Int64(items.count))
         return (hash.value, items.count)

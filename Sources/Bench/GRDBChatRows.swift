@@ -11,9 +11,12 @@ import GRDB
 /// A chat-list row by column index: title, member count, last message's text, its sender's name.
 struct ChatListRecord: FetchableRecord {
     var row: ChatRow
+    /// The list's total, the statement's last column (`ChatListColumns.screenTotalColumn`).
+    var total: Int64
 
     init(row: Row) {
         self.row = ChatListRecord.chatRow(row, from: 0)
+        total = row[Int(ChatListColumns.screenTotalColumn)] ?? 0
     }
 
     /// The row's four values from column `first` on; a missing title or count reads as the raw peer reads it.
@@ -60,7 +63,15 @@ enum GRDBChatSQL {
 
     /// The first screen of the chat list: `sql` (`ChatListColumns.screenSQL`), hashed as `ChatRow`s.
     static func chatListScreen(_ db: Database, sql: String) throws -> (checksum: Int64, rows: Int) {
-        try fingerprint(ChatListRecord.fetchCursor(db.cachedStatement(sql: sql))) { $0.row.mix(into: &$1) }
+        let cursor = try ChatListRecord.fetchCursor(db.cachedStatement(sql: sql))
+        var first = true
+        return try fingerprint(cursor) { record, hash in
+            if first {
+                hash.mix(record.total)
+                first = false
+            }
+            record.row.mix(into: &hash)
+        }
     }
 
     /// An open chat: `sql` (`MessageColumns.openChatSQL`) for the chat keyed `chat`, hashed as `MessageRow`s.
