@@ -108,8 +108,10 @@ import Testing
                 _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") }
             }
             #expect(Self.sideFiles(path) == [], "the look made \(Self.sideFiles(path))")
-            if let fallback = look.fallback(after: LookError(storeError: .noSuchFile(path: path),
-                                                             sqliteError: DatabaseError(resultCode: .SQLITE_CANTOPEN))) {
+            let fallback = look.fallback(after: LookError(storeError: .noSuchFile(path: path),
+                                                          sqliteError: DatabaseError(resultCode: .SQLITE_CANTOPEN)))
+            #expect(fallback != nil)
+            if let fallback {
                 #expect(throws: DatabaseError.self) {
                     let queue = try fallback.openQueue(busyTimeout: 1)
                     defer { try? queue.close() }
@@ -118,6 +120,38 @@ import Testing
                 #expect(Self.sideFiles(path) == [], "the fallback look made \(Self.sideFiles(path))")
             }
         }
+    }
+
+    /// A look on a rollback-journal file, kept open (as a read-only store keeps it), while another process switches
+    /// the file to WAL, writes and closes it: the look's next read fails, making no -wal or -shm.
+    @Test func aJournalModeLookMakesNoLogWhenTheFileTurnsWAL() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("closing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("journal.sqlite").path
+        do {
+            let maker = try DatabaseQueue(path: path)
+            try maker.write { db in try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+            try maker.close()
+        }
+        let look = StoreLook.choose(path: path, file: try StoreFileCheck.inspect(path: path))
+        #expect(look.kind == .shared)
+        let queue = try look.openQueue(busyTimeout: 1)
+        defer { try? queue.close() }
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") } == 1)
+        do {
+            let writer = try DatabaseQueue(path: path)
+            try writer.writeWithoutTransaction { db in
+                #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal")
+                try db.execute(sql: "INSERT INTO t VALUES (2)")
+            }
+            try writer.close()
+        }
+        #expect(Self.sideFiles(path) == [])
+        #expect(throws: DatabaseError.self) {
+            _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") }
+        }
+        #expect(Self.sideFiles(path) == [], "the look made \(Self.sideFiles(path))")
     }
 
     /// The same, through `StoreLook.read`: the failed look is taken again, chosen for the store as it is then (no

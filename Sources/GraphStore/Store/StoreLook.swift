@@ -72,7 +72,12 @@ struct StoreLook: Sendable {
         }
         let mayMakeFiles = file.writeProblem == nil
         if !isWAL {
-            return StoreLook(path: path, kind: forWriting && mayMakeFiles ? .queryOnly : .shared, location: path, stamp: nil)
+            if forWriting && mayMakeFiles {
+                return StoreLook(path: path, kind: .queryOnly, location: path, stamp: nil)
+            }
+            // Through `LookFileSystem` too: should another process switch the file to WAL and close it while this
+            // look is open (a read-only store keeps it for its life), a later read fails, making no -wal and -shm.
+            return StoreLook(path: path, kind: .shared, location: uri(path, query: "mode=ro" + noNewLog) ?? path, stamp: nil)
         }
         let hasIndex = FileManager.default.fileExists(atPath: path + "-shm")
         if walIsInUse(path) {
@@ -206,12 +211,10 @@ struct StoreLook: Sendable {
 }
 
 extension StoreLook {
-    /// What reading a store through looks gave: the value, the look it came through, and whether that look may still
-    /// have read a changing file (three looks in a row each saw a writer start under them).
+    /// What reading a store through looks gave: the value and the look it came through.
     struct Reading<Value> {
         let value: Value
         let look: StoreLook
-        let changing: Bool
     }
 
     /// Reads the store at `path` (inspected as `file`, a `.database`) through a look: the one `choose` gives, then its
@@ -246,7 +249,7 @@ extension StoreLook {
                 throw whileChanging
             }
             switch result {
-            case .success(let value): return Reading(value: value, look: look, changing: changing)
+            case .success(let value): return Reading(value: value, look: look)
             case .failure(let error): throw error.storeError
             }
         }

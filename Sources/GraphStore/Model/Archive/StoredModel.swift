@@ -93,7 +93,10 @@ public struct StoredModel: Sendable {
     private static func cacheContent(path: String, busyTimeout: TimeInterval) throws -> Data {
         let file = try StoreFileCheck.inspect(path: path)
         guard case .database = file.state else { throw StoreError.noSuchFile(path: path) }
-        return try StoreLook.read(path: path, file: file) { look -> Result<Result<Data, StoredModelError>, LookError> in
+        let busy = "another process kept writing it while its model was read, and this process cannot share the -wal and "
+            + "-shm files that would let it read one state of it; read it again later"
+        return try StoreLook.read(path: path, file: file, whileChanging: .unreadable(path: path, reason: busy)) { look
+            -> Result<Result<Data, StoredModelError>, LookError> in
             do {
                 let queue = try look.openQueue(busyTimeout: busyTimeout)
                 defer { try? queue.close() }
