@@ -11,12 +11,9 @@ import GRDB
 /// A chat-list row by column index: title, member count, last message's text, its sender's name.
 struct ChatListRecord: FetchableRecord {
     var row: ChatRow
-    /// The list's total, the statement's last column (`ChatListColumns.screenTotalColumn`).
-    var total: Int64
 
     init(row: Row) {
         self.row = ChatListRecord.chatRow(row, from: 0)
-        total = row[Int(ChatListColumns.screenTotalColumn)] ?? 0
     }
 
     /// The row's four values from column `first` on; a missing title or count reads as the raw peer reads it.
@@ -61,17 +58,21 @@ enum GRDBChatSQL {
     // Arguments are set unchecked: each statement's placeholders are known, and GRDB's checked path validates them
     // on every call. Rows the raw peer hashes as it steps are hashed from a cursor as they come.
 
-    /// The first screen of the chat list: `sql` (`ChatListColumns.screenSQL`), hashed as `ChatRow`s.
+    /// The first screen of the chat list: `sql` (`ChatListColumns.screenSQL`): the list's total, read from the first
+    /// row only (every row carries it), then the rows, hashed as `ChatRow`s.
     static func chatListScreen(_ db: Database, sql: String) throws -> (checksum: Int64, rows: Int) {
-        let cursor = try ChatListRecord.fetchCursor(db.cachedStatement(sql: sql))
-        var first = true
-        return try fingerprint(cursor) { record, hash in
-            if first {
-                hash.mix(record.total)
-                first = false
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql))
+        var hash = FNV1a()
+        var rows = 0
+        while let row = try cursor.next() {
+            if rows == 0 {
+                hash.mix(row[Int(ChatListColumns.screenTotalColumn)] ?? Int64(0))
             }
-            record.row.mix(into: &hash)
+            ChatListRecord.chatRow(row, from: 0).mix(into: &hash)
+            rows += 1
         }
+        hash.mix(Int64(rows))
+        return (hash.value, rows)
     }
 
     /// An open chat: `sql` (`MessageColumns.openChatSQL`) for the chat keyed `chat`, hashed as `MessageRow`s.
