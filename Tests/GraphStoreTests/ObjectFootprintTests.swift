@@ -17,19 +17,72 @@ import Testing
                                            ObjectID(entityNumber: 4_095, primaryKey: Int64(1) << 52), ObjectID(entityNumber: 1, primaryKey: 0)]
     private static let values: [AttributeValue] = [.string("a text longer than fifteen bytes"), .double(1.5), .integer(2), .boolean(true)]
 
-    /// A message's row (four values, five keys) is one block of exactly its header, values and keys: a key takes
-    /// sixteen bytes (nil included), and the block is not rounded up to whole values.
+    /// A message's row (four values, five keys) made on its own is one block of exactly the block's extent and the
+    /// row's header, values and keys: a key takes sixteen bytes (nil included), and the row is not rounded up to
+    /// whole values.
     @Test func aRowIsItsHeaderValuesAndKeysAndNothingMore() {
         #expect(MemoryLayout<RowKey>.stride == 16)
         #expect(MemoryLayout<RowStorage.Header>.size == 40)
+        #expect(MemoryLayout<RowStorage.Extent>.size == 16)
         let row = RowSnapshot(objectID: ObjectID(entityNumber: 3, primaryKey: 9), version: 7, values: Self.values, toOneKeys: Self.keys)
-        let asked = 16 + 40 + 4 * MemoryLayout<AttributeValue>.stride + 5 * 16
+        let asked = 16 + 16 + 40 + 4 * MemoryLayout<AttributeValue>.stride + 5 * 16
         let size = Self.blockSize(row.storage)
         #expect(size >= asked && size < asked + 16, "a block of \(size) bytes for \(asked) asked")
         #expect(Array(row.values) == Self.values)
         #expect(Array(row.toOneKeys) == Self.keys)
         #expect(row.isComplete && row.loaded == nil)
         #expect(row.version == 7 && row.objectID == ObjectID(entityNumber: 3, primaryKey: 9))
+    }
+
+    /// The rows an arena makes lie one after another in shared blocks: the first in a block of its own size (a
+    /// statement that returns one row allocates what a lone row would), the next ones in blocks for several, each
+    /// row reading back exactly what it was given.
+    @Test func anArenasRowsShareBlocks() {
+        var arena = RowArena()
+        let rows = (0..<40).map { key in
+            arena.make(objectID: ObjectID(entityNumber: 3, primaryKey: Int64(key)), version: Int64(key), attributeCount: 4, toOneCount: 5,
+                       loaded: nil) { values, keys in
+                values.initialize(from: [.string("row \(key) has a text longer than fifteen bytes"), .double(Double(key)), .integer(2), .boolean(true)],
+                                  count: 4)
+                for index in 0..<5 { (keys + index).initialize(to: RowKey(index == 1 ? ObjectID(entityNumber: 2, primaryKey: Int64(key)) : nil)) }
+            }
+        }
+        let rowSize = 40 + 4 * MemoryLayout<AttributeValue>.stride + 5 * 16
+        #expect(Self.blockSize(rows[0].storage) < 16 + 16 + rowSize + 16, "the first row's block holds it alone")
+        #expect(rows[1].storage === rows[8].storage && rows[1].storage !== rows[0].storage)
+        #expect(rows[1].start == 0 && rows[2].start == rowSize / 8)
+        let blocks = Set(rows.map { ObjectIdentifier($0.storage) })
+        #expect(blocks.count <= 4, "40 rows in \(blocks.count) blocks")
+        for (key, row) in rows.enumerated() {
+            #expect(row.objectID == ObjectID(entityNumber: 3, primaryKey: Int64(key)) && row.version == Int64(key))
+            #expect(row.value(at: 0) == .string("row \(key) has a text longer than fifteen bytes") && row.value(at: 1) == .double(Double(key)))
+            #expect(Array(row.toOneKeys) == [nil, ObjectID(entityNumber: 2, primaryKey: Int64(key)), nil, nil, nil])
+            #expect(row.isIdentical(to: row) && (key == 0 || !row.isIdentical(to: rows[key - 1])))
+        }
+    }
+
+    /// A block lets go of every row's references when its last row goes, and not before: the set of loaded names
+    /// each partial row's header holds is released exactly then.
+    @Test func aBlockReleasesItsRowsWithItsLastRow() {
+        weak var released: LoadedProperties?
+        var kept: RowSnapshot?
+        do {
+            let loaded = LoadedProperties(attributes: [true, false], toOnes: [true], names: ["a", "k"])
+            released = loaded
+            var arena = RowArena()
+            let rows = (0..<20).map { key in
+                arena.make(objectID: ObjectID(entityNumber: 1, primaryKey: Int64(key)), version: 1, attributeCount: 2, toOneCount: 1,
+                           loaded: loaded) { values, keys in
+                    values.initialize(from: [.string(String(repeating: "x", count: 40)), .null], count: 2)
+                    keys.initialize(to: RowKey(nil))
+                }
+            }
+            kept = rows[19]
+        }
+        #expect(released != nil, "the last row still holds its block")
+        #expect(kept?.loaded === released && kept?.value(at: 0) == .string(String(repeating: "x", count: 40)))
+        kept = nil
+        #expect(released == nil)
     }
 
     /// Completeness is kept in the sign of the to-one count: a partial row says so and still counts its keys.
@@ -57,8 +110,44 @@ import Testing
         let context = ObjectContext(coordinator: coordinator)
         let message = context.insert(ChatFixture.Message.self)
         let user = context.insert(ChatFixture.User.self)
-        #expect(MemoryLayout<ObjectState>.size == 19)
+        #expect(MemoryLayout<ObjectState>.size == 27)
         #expect(Self.blockSize(message) <= 232)
         #expect(Self.blockSize(user) <= 200)
+    }
+
+    /// A fetch's rows come from one statement and share its blocks (not a block each), in the row cache as in the
+    /// objects; a row read again by a fault gets a block of its own size.
+    @Test func aFetchsRowsShareBlocks() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("footprint-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let coordinator = try PersistentStoreCoordinator(path: folder.appendingPathComponent("chat.sqlite").path, model: try ChatModel.make(),
+                                                         classes: ChatModel.classes)
+        let writer = ObjectContext(coordinator: coordinator)
+        for index in 0..<50 {
+            let user = writer.insert("User")
+            user.setValue("user number \(index) with a long name", forKey: "name")
+            user.setValue("user\(index)", forKey: "handle")
+            user.setValue(Date(timeIntervalSinceReferenceDate: Double(index)), forKey: "createdAt")
+        }
+        try writer.save()
+        coordinator.rowCache.removeAll()
+
+        var request = FetchRequest(entityName: "User", sortDescriptors: [.init("name", ascending: true)])
+        request.returnsObjectsAsFaults = false
+        let users = Array(try ObjectContext(coordinator: coordinator).fetch(request))
+        #expect(users.count == 50)
+        let rows = users.compactMap(\.state.snapshot)
+        #expect(rows.count == 50)
+        let blocks = Set(rows.map { ObjectIdentifier($0.storage) })
+        #expect(blocks.count <= 5, "50 rows in \(blocks.count) blocks")
+        #expect(rows.allSatisfy { row in coordinator.rowCache.snapshot(for: row.objectID)?.isIdentical(to: row) == true })
+        #expect(Set(users.map { $0.value(forKey: "name") as? String }).count == 50)
+
+        coordinator.rowCache.removeAll()
+        let fault = try ObjectContext(coordinator: coordinator).existingObject(with: users[7].objectID)
+        let row = try #require(fault.state.snapshot)
+        #expect(row.start == 0 && Self.blockSize(row.storage) < 16 + 16 + RowStorage.words(row.storage.header(0).pointee) * 8 + 16)
+        #expect(fault.value(forKey: "name") as? String == users[7].value(forKey: "name") as? String)
     }
 }

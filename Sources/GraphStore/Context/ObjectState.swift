@@ -29,8 +29,9 @@ struct ObjectState {
     /// The error, boxed: a `ContextError` is many words wide, and every object carries this state, copies it on
     /// its hot paths and destroys it, where one nil reference costs nothing.
     private var failure: Failure?
-    // The flags come after both references, together: the state is two words and three bytes, and the object's own
-    // flags (`ManagedObject.isRegistered` and its neighbours) fill the word those bytes begin.
+    // The flags come after the row (a block and where the row begins in it) and the failure, together: the state is
+    // three words and three bytes, and the object's own flags (`ManagedObject.isRegistered` and its neighbours) fill
+    // the word those bytes begin.
     /// Whether `held` is a partial row.
     private var heldIsPartial = false
     private(set) var isInserted = false

@@ -334,9 +334,10 @@ final class PrimaryKeyReader: Sendable {
             defer { sqlite3_reset(statement) }
             sqlite3_bind_int64(statement, 1, primaryKey)
             var found: RowSnapshot?
+            var arena = RowArena()
             var code = sqlite3_step(statement)
             while code == SQLITE_ROW {
-                found = SQLiteValues.snapshot(statement, mapping: mapping)
+                found = SQLiteValues.snapshot(statement, mapping: mapping, arena: &arena)
                 code = sqlite3_step(statement)
             }
             guard code == SQLITE_DONE else { throw Self.failure(connection.handle, code: code, sql: sql) }

@@ -104,26 +104,30 @@ enum SQLiteValues {
     }
 
     /// Reads a row selected with `mapping.selectList`.
-    static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping) -> RowSnapshot {
-        snapshot(statement, decoding: mapping.rowDecoding, positions: nil, offset: 0)
+    static func snapshot(_ statement: OpaquePointer, mapping: EntityMapping, arena: UnsafeMutablePointer<RowArena>) -> RowSnapshot {
+        snapshot(statement, decoding: mapping.rowDecoding, positions: nil, offset: 0, arena: arena)
     }
 
     /// Reads a row selected with a plan's `selectList`, by the mapping of the row's own entity.
     /// With `key`, the row's key is that rather than the column after `offset` (a joined row read without its
     /// `Z_PK`, `RowReadPlan.joinedSelectList(alias:keyElsewhere:)`).
-    static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0, key: Int64? = nil) -> RowSnapshot {
+    static func snapshot(_ statement: OpaquePointer, plan: RowReadPlan, offset: Int32 = 0, key: Int64? = nil,
+                         arena: UnsafeMutablePointer<RowArena>) -> RowSnapshot {
         let entity = plan.hasEntityColumn ? Int(truncatingIfNeeded: sqlite3_column_int64(statement, offset)) : plan.defaultEntity
         let reader = plan.reader(forEntity: entity)
         // The reader owns the position buffer (and, through its mapping, the decoding's): kept to the end.
         return withExtendedLifetime(reader) {
-            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded, key: key)
+            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded, key: key,
+                     arena: arena)
         }
     }
 
     /// Reads a row of the one entity `reader` reads (a plan's `onlyReader`), its columns starting at `offset`.
-    static func snapshot(_ statement: OpaquePointer, reader: RowReadPlan.EntityReader, offset: Int32, key: Int64?) -> RowSnapshot {
+    static func snapshot(_ statement: OpaquePointer, reader: RowReadPlan.EntityReader, offset: Int32, key: Int64?,
+                         arena: UnsafeMutablePointer<RowArena>) -> RowSnapshot {
         withExtendedLifetime(reader) {
-            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded, key: key)
+            snapshot(statement, decoding: reader.decoding, positions: reader.positionBuffer, offset: offset, loaded: reader.loaded, key: key,
+                     arena: arena)
         }
     }
 
@@ -131,7 +135,7 @@ enum SQLiteValues {
     /// negative position is a term the statement did not select: its value is left a placeholder (`loaded` says
     /// which are held). Everything it reads per row is a plain value or pointer (`RowDecoding`): nothing retained.
     private static func snapshot(_ statement: OpaquePointer, decoding: RowDecoding, positions: UnsafeBufferPointer<Int32>?, offset: Int32,
-                                 loaded: LoadedProperties? = nil, key: Int64? = nil) -> RowSnapshot {
+                                 loaded: LoadedProperties? = nil, key: Int64? = nil, arena: UnsafeMutablePointer<RowArena>) -> RowSnapshot {
         // The result column of the select list's term `term` (-1: not selected).
         @inline(__always) func column(_ term: Int) -> Int32 {
             guard let positions else { return offset &+ Int32(truncatingIfNeeded: term) }
@@ -143,8 +147,8 @@ enum SQLiteValues {
         let version = sqlite3_column_int64(statement, column(2))
         let types = decoding.attributeTypes
         let destinations = decoding.toOnes
-        // Values and keys are decoded straight into the row's block (one allocation per row).
-        return RowSnapshot(objectID: id, version: version, attributeCount: types.count, toOneCount: destinations.count, loaded: loaded) { values, keys in
+        // Values and keys are decoded straight into the row's place in the statement's blocks.
+        return arena.pointee.make(objectID: id, version: version, attributeCount: types.count, toOneCount: destinations.count, loaded: loaded) { values, keys in
             var term = 3
             for index in 0..<types.count {
                 let at = column(term)

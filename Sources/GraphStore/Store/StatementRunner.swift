@@ -17,9 +17,14 @@ struct SQLStatement: Sendable, Equatable {
 /// closure that receives it: the row's values are only valid until the statement steps again.
 struct RowView: ~Copyable {
     private let handle: OpaquePointer
+    /// Where the statement's rows are made (`RowArena`), shared by every row of one run of it.
+    private let arena: UnsafeMutablePointer<RowArena>
 
     /// Made by the statement layer only, around a statement that has just returned `SQLITE_ROW`.
-    init(stepped handle: OpaquePointer) { self.handle = handle }
+    init(stepped handle: OpaquePointer, arena: UnsafeMutablePointer<RowArena>) {
+        self.handle = handle
+        self.arena = arena
+    }
 
     func isNull(_ column: Int32) -> Bool { SQLiteValues.isNull(handle, column) }
     func int64(_ column: Int32) -> Int64 { SQLiteValues.int64(handle, column) }
@@ -28,14 +33,14 @@ struct RowView: ~Copyable {
     func text(_ column: Int32) -> String { SQLiteValues.text(handle, column) }
     func value(_ column: Int32, as type: AttributeType) -> AttributeValue { SQLiteValues.value(handle, column, as: type) }
     /// A row selected with `mapping.selectList`.
-    func snapshot(_ mapping: EntityMapping) -> RowSnapshot { SQLiteValues.snapshot(handle, mapping: mapping) }
+    func snapshot(_ mapping: EntityMapping) -> RowSnapshot { SQLiteValues.snapshot(handle, mapping: mapping, arena: arena) }
     /// A row selected with `plan.selectList`, its columns starting at `offset`.
     func snapshot(_ plan: RowReadPlan, offset: Int32 = 0, key: Int64? = nil) -> RowSnapshot {
-        SQLiteValues.snapshot(handle, plan: plan, offset: offset, key: key)
+        SQLiteValues.snapshot(handle, plan: plan, offset: offset, key: key, arena: arena)
     }
     /// A row of the one entity `reader` reads, its columns starting at `offset`.
     func snapshot(_ reader: RowReadPlan.EntityReader, offset: Int32, key: Int64?) -> RowSnapshot {
-        SQLiteValues.snapshot(handle, reader: reader, offset: offset, key: key)
+        SQLiteValues.snapshot(handle, reader: reader, offset: offset, key: key, arena: arena)
     }
 }
 
@@ -78,14 +83,17 @@ final class StatementRunner {
         let handle = try prepare(statement)
         defer { sqlite3_reset(handle) }
         var rows = 0
-        while true {
-            let code = sqlite3_step(handle)
-            guard code == SQLITE_ROW else {
-                guard code == SQLITE_DONE else { throw failure(code: code, statement) }
-                break
+        var arena = RowArena()
+        try withUnsafeMutablePointer(to: &arena) { arena in
+            while true {
+                let code = sqlite3_step(handle)
+                guard code == SQLITE_ROW else {
+                    guard code == SQLITE_DONE else { throw failure(code: code, statement) }
+                    break
+                }
+                rows += 1
+                try row(RowView(stepped: handle, arena: arena))
             }
-            rows += 1
-            try row(RowView(stepped: handle))
         }
         finished(statement.sql, statement.arguments, rows: rows, since: start, cause: cause)
         return rows
