@@ -102,27 +102,33 @@ import Testing
     /// A message object (fifteen typed properties) and a user (twelve) each fit the heap block below what they took
     /// when the object's state padded a word before its flags.
     @Test func typedObjectsFitTheirBlocks() throws {
+        try Self.withChatStore { coordinator in
+            let context = ObjectContext(coordinator: coordinator)
+            let message = context.insert(ChatFixture.Message.self)
+            let user = context.insert(ChatFixture.User.self)
+            #expect(MemoryLayout<ObjectState>.size == 27)
+            #expect(Self.blockSize(message) <= 232)
+            #expect(Self.blockSize(user) <= 200)
+        }
+    }
+
+    /// A chat store in a folder of its own, removed afterwards.
+    private static func withChatStore(_ body: (PersistentStoreCoordinator) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("footprint-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let coordinator = try PersistentStoreCoordinator(path: folder.appendingPathComponent("chat.sqlite").path, model: try ChatModel.make(),
                                                          classes: ChatModel.classes)
-        let context = ObjectContext(coordinator: coordinator)
-        let message = context.insert(ChatFixture.Message.self)
-        let user = context.insert(ChatFixture.User.self)
-        #expect(MemoryLayout<ObjectState>.size == 27)
-        #expect(Self.blockSize(message) <= 232)
-        #expect(Self.blockSize(user) <= 200)
+        try body(coordinator)
     }
 
     /// A fetch's rows come from one statement and share its blocks (not a block each), in the row cache as in the
     /// objects; a row read again by a fault gets a block of its own size.
     @Test func aFetchsRowsShareBlocks() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("footprint-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let coordinator = try PersistentStoreCoordinator(path: folder.appendingPathComponent("chat.sqlite").path, model: try ChatModel.make(),
-                                                         classes: ChatModel.classes)
+        try Self.withChatStore { coordinator in try fetchedRowsShareBlocks(coordinator) }
+    }
+
+    private func fetchedRowsShareBlocks(_ coordinator: PersistentStoreCoordinator) throws {
         let writer = ObjectContext(coordinator: coordinator)
         for index in 0..<50 {
             let user = writer.insert("User")
