@@ -1,5 +1,6 @@
 import ChatFixture
 import Foundation
+import Synchronization
 import Testing
 @testable import GraphStore
 
@@ -35,8 +36,8 @@ import Testing
     }
 
     /// The rows an arena makes lie one after another in shared blocks: the first in a block of its own size (a
-    /// statement that returns one row allocates what a lone row would), the next ones in blocks for several, each
-    /// row reading back exactly what it was given.
+    /// statement that returns one row allocates what a lone row would), then blocks for 1, 2, 4… rows, none over
+    /// `RowArena.maximumWords`; each row reads back exactly what it was given.
     @Test func anArenasRowsShareBlocks() {
         var arena = RowArena()
         let rows = (0..<40).map { key in
@@ -49,10 +50,16 @@ import Testing
         }
         let rowSize = 40 + 4 * MemoryLayout<AttributeValue>.stride + 5 * 16
         #expect(Self.blockSize(rows[0].storage) < 16 + 16 + rowSize + 16, "the first row's block holds it alone")
-        #expect(rows[1].storage === rows[8].storage && rows[1].storage !== rows[0].storage)
-        #expect(rows[1].start == 0 && rows[2].start == rowSize / 8)
-        let blocks = Set(rows.map { ObjectIdentifier($0.storage) })
-        #expect(blocks.count <= 4, "40 rows in \(blocks.count) blocks")
+        // Blocks of 1, 1, 2, 4, 8 and 16 rows, then of as many as 4 KB holds (18 of these).
+        let firstRows = [0, 1, 2, 4, 8, 16, 32]
+        for (block, first) in firstRows.enumerated() {
+            let last = block + 1 < firstRows.count ? firstRows[block + 1] - 1 : rows.count - 1
+            #expect(rows[first].start == 0 && rows[first].storage === rows[last].storage, "rows \(first)...\(last) share a block")
+            if first > 0 { #expect(rows[first].storage !== rows[first - 1].storage) }
+            if last > first { #expect(rows[first + 1].start == rowSize / 8) }
+        }
+        #expect(Set(rows.map { ObjectIdentifier($0.storage) }).count == firstRows.count)
+        #expect(Self.blockSize(rows[39].storage) < 16 + 16 + RowArena.maximumWords * 8 + 16)
         for (key, row) in rows.enumerated() {
             #expect(row.objectID == ObjectID(entityNumber: 3, primaryKey: Int64(key)) && row.version == Int64(key))
             #expect(row.value(at: 0) == .string("row \(key) has a text longer than fifteen bytes") && row.value(at: 1) == .double(Double(key)))
@@ -61,27 +68,38 @@ import Testing
         }
     }
 
-    /// A block lets go of every row's references when its last row goes, and not before: the set of loaded names
-    /// each partial row's header holds is released exactly then.
+    /// A block lets go of every row's values and header when its last row goes, and not before: while one row is
+    /// kept, its neighbours' data stay (the price of sharing a block, bounded by its size); once it goes, all of
+    /// it is freed.
     @Test func aBlockReleasesItsRowsWithItsLastRow() {
+        let freed = Mutex(0)
         weak var released: LoadedProperties?
         var kept: RowSnapshot?
         do {
             let loaded = LoadedProperties(attributes: [true, false], toOnes: [true], names: ["a", "k"])
             released = loaded
             var arena = RowArena()
-            let rows = (0..<20).map { key in
+            // Rows 2 and 3 share a block (blocks of 1, 1, 2, 4 rows).
+            let rows = (0..<4).map { key in
                 arena.make(objectID: ObjectID(entityNumber: 1, primaryKey: Int64(key)), version: 1, attributeCount: 2, toOneCount: 1,
                            loaded: loaded) { values, keys in
-                    values.initialize(from: [.string(String(repeating: "x", count: 40)), .null], count: 2)
+                    let bytes = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+                    let data = Data(bytesNoCopy: bytes, count: 64, deallocator: .custom { pointer, _ in
+                        pointer.deallocate()
+                        freed.withLock { $0 += 1 }
+                    })
+                    values.initialize(from: [.data(data), .null], count: 2)
                     keys.initialize(to: RowKey(nil))
                 }
             }
-            kept = rows[19]
+            #expect(rows[2].storage === rows[3].storage && rows[1].storage !== rows[2].storage)
+            kept = rows[3]
         }
-        #expect(released != nil, "the last row still holds its block")
-        #expect(kept?.loaded === released && kept?.value(at: 0) == .string(String(repeating: "x", count: 40)))
+        #expect(freed.withLock { $0 } == 2, "rows 0 and 1, each alone in its block, are freed; row 2 shares row 3's block")
+        #expect(released != nil, "the kept row still holds its block")
+        #expect(kept?.loaded === released && kept?.value(at: 0) != .null)
         kept = nil
+        #expect(freed.withLock { $0 } == 4)
         #expect(released == nil)
     }
 
@@ -146,7 +164,7 @@ import Testing
         let rows = users.compactMap(\.state.snapshot)
         #expect(rows.count == 50)
         let blocks = Set(rows.map { ObjectIdentifier($0.storage) })
-        #expect(blocks.count <= 5, "50 rows in \(blocks.count) blocks")
+        #expect(blocks.count <= 9, "50 rows in \(blocks.count) blocks")
         #expect(rows.allSatisfy { row in coordinator.rowCache.snapshot(for: row.objectID)?.isIdentical(to: row) == true })
         #expect(Set(users.map { $0.value(forKey: "name") as? String }).count == 50)
 

@@ -7,7 +7,7 @@
 /// A row lies in a block (`RowStorage`) with the rows read beside it: its ID, version and counts, then its values,
 /// then its to-one keys. The rows one statement returns share blocks (`RowArena`), so reading a hundred thousand
 /// rows allocates a few thousand blocks, not a hundred thousand; a row made on its own (a save's, a merge's) has a
-/// block of its own. A block lives while any of its rows does.
+/// block of its own. A block, and every value of its rows, lives while any of its rows does.
 public struct RowSnapshot: @unchecked Sendable {
     // Sendable by hand: `ManagedBuffer` is not, but a row is written only while it is made, before any snapshot of
     // it exists; rows appended to its block later lie in memory no earlier row covers.
@@ -119,19 +119,19 @@ public struct RowSnapshot: @unchecked Sendable {
     }
 }
 
-/// Where the rows one statement returns are made: blocks shared by consecutive rows, each new block larger than the
-/// last up to `maximumWords`. The first row gets a block of exactly its size, so a statement that returns one row (a
-/// fault by key) allocates what a row of its own would; a statement that returns many allocates a block per many.
+/// Where the rows one statement returns are made: blocks shared by consecutive rows. The first row gets a block of
+/// exactly its size, so a statement that returns one row (a fault by key) allocates what a row of its own would;
+/// each later block has room for as many rows as the statement has made so far (so 1, 1, 2, 4, 8… rows), up to
+/// `maximumWords`. A statement of two rows thus wastes at most one row's room, and one of many at most half a block.
 ///
-/// A block lives while any of its rows does, so a row the row cache keeps can keep its neighbours' memory: at most
-/// one block's worth (`maximumWords`, 16 KB) per row kept.
+/// A block lives while any of its rows does, and with it every row's values (their texts and data): a row the row
+/// cache keeps after its neighbours were evicted keeps them too, at most `maximumWords` of rows (4 KB, about
+/// eighteen message rows) and what their values point to.
 struct RowArena {
     private var block: RowStorage?
     private var rows = 0
-    /// The largest block made, in words (16 KB: about seventy rows of a message's size).
-    static let maximumWords = 2_048
-    /// Rows the second block makes room for, at least.
-    private static let firstGrowth = 16
+    /// The largest block made, in words (4 KB: eighteen rows of a message's size).
+    static let maximumWords = 512
 
     /// A row whose values and keys `fill` writes in place, as `RowSnapshot.init(…fill:)` describes.
     @inline(__always)
@@ -144,7 +144,7 @@ struct RowArena {
         if let block, block.room >= words {
             return RowSnapshot(storage: block, start: block.append(header, fill: fill))
         }
-        let capacity = made == 0 ? words : max(words, min(Self.maximumWords, words &* max(Self.firstGrowth, made)))
+        let capacity = made == 0 ? words : max(words, min(Self.maximumWords, words &* made))
         let fresh = RowStorage.make(words: capacity)
         block = fresh
         return RowSnapshot(storage: fresh, start: fresh.append(header, fill: fill))

@@ -127,8 +127,8 @@ public final class RowCache: Sendable {
 
 // MARK: - State
 
-/// A position in the slot array. 32 bits keep a slot at 16 bytes (with the row's reference), so none straddles two
-/// cache lines.
+/// A position in the slot array. 32 bits keep a slot at 24 bytes with the row (its block and where it begins),
+/// where two 64-bit positions would make it 32.
 private typealias SlotIndex = Int32
 
 private let noSlot: SlotIndex = -1
