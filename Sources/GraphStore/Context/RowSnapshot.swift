@@ -226,6 +226,8 @@ final class RowStorage: ManagedBuffer<RowStorage.Extent, UInt64> {
     // it costs a runtime exclusivity check (`swift_beginAccess`) on every access.
     /// Words left for rows.
     @inline(__always) var room: Int { withUnsafeMutablePointerToHeader { $0.pointee.capacity - $0.pointee.used } }
+    /// Words of rows the block was made with room for.
+    var capacityInWords: Int { withUnsafeMutablePointerToHeader { $0.pointee.capacity } }
 
     /// Appends a row whose values and keys `fill` writes in place; returns where it begins. The caller checked `room`.
     @inline(__always)
